@@ -1,0 +1,92 @@
+package globaladdr
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+)
+
+// defaultInternal lists the ranges that count as internal when the Corefile
+// gives no internal property: RFC 1918, shared address space (RFC 6598),
+// loopback, link-local, unique local and the IPv6 loopback.
+var defaultInternal = []string{
+	"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
+	"127.0.0.0/8", "169.254.0.0/16", "fc00::/7", "fe80::/10", "::1/128",
+}
+
+// errNoGlobal is returned when an internal address must be replaced by a
+// global one, but no global address is known yet (a source that has not
+// delivered a valid value).
+var errNoGlobal = errors.New("no global address known yet")
+
+// mapping is one map property: addresses in from become to. A single-address
+// to takes everything; a prefix to keeps the host bits of the address.
+type mapping struct {
+	from netip.Prefix
+	to   netip.Prefix
+	// single is to's address in the form DNS records carry, when to is a
+	// single address; nil when to is a prefix to translate into.
+	single net.IP
+}
+
+// translate returns the address a maps to; a is inside m.from.
+func (m *mapping) translate(a netip.Addr) net.IP {
+	if m.single != nil {
+		return m.single
+	}
+	src, dst := a.AsSlice(), m.to.Addr().AsSlice()
+	bits := m.to.Bits()
+	for i := range dst {
+		switch {
+		case bits >= 8:
+			bits -= 8
+		case bits <= 0:
+			dst[i] = src[i]
+		default:
+			mask := byte(0xff) >> bits
+			dst[i] = dst[i]&^mask | src[i]&mask
+			bits = 0
+		}
+	}
+	return dst
+}
+
+// globals is one state of the global addresses, in the form DNS records
+// carry them. It is never changed once published; a new state replaces it.
+type globals struct {
+	v4, v6 []net.IP
+}
+
+// newGlobals returns the state for addrs, which hold no duplicates.
+func newGlobals(addrs []netip.Addr) *globals {
+	g := &globals{}
+	for _, a := range addrs {
+		if a.Is4() {
+			g.v4 = append(g.v4, net.IP(a.AsSlice()))
+		} else {
+			g.v6 = append(g.v6, net.IP(a.AsSlice()))
+		}
+	}
+	return g
+}
+
+// family returns the global addresses of a's family.
+func (g *globals) family(a netip.Addr) []net.IP {
+	if a.Is4() {
+		return g.v4
+	}
+	return g.v6
+}
+
+// addrOf converts a record's address. ok is false for a malformed one.
+func addrOf(ip net.IP, v4 bool) (a netip.Addr, ok bool) {
+	a, ok = netip.AddrFromSlice(ip)
+	if !ok {
+		return a, false
+	}
+	if v4 {
+		a = a.Unmap()
+		return a, a.Is4()
+	}
+	return a, len(ip) == net.IPv6len
+}

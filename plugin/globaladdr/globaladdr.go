@@ -1,0 +1,78 @@
+// Package globaladdr implements a plugin that serves the external view of a
+// split-horizon zone: it replaces the internal addresses in every answer of
+// its server block with the global address, and hides what the outside must
+// not see.
+package globaladdr
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/coredns/coredns/plugin"
+	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/coredns/coredns/plugin/pkg/nonwriter"
+
+	"github.com/miekg/dns"
+)
+
+var log = clog.NewWithPlugin(pluginName)
+
+// GlobalAddr is the globaladdr handler of one server block.
+type GlobalAddr struct {
+	Next plugin.Handler
+
+	policy *policy
+	// addrs holds the current global addresses; nil until they are known.
+	addrs atomic.Pointer[globals]
+}
+
+// Name implements plugin.Handler.
+func (g *GlobalAddr) Name() string { return pluginName }
+
+// Ready implements ready.Readiness: the plugin is ready once it knows its
+// global addresses.
+func (g *GlobalAddr) Ready() bool { return g.addrs.Load() != nil }
+
+// ServeDNS implements plugin.Handler. A hidden name is answered NXDOMAIN at
+// once; everything else goes down the chain, and its reply is rewritten on
+// its way up.
+func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if len(r.Question) == 1 && g.policy.hidden(r.Question[0].Name) {
+		return g.hiddenName(ctx, w, r)
+	}
+	rw := &ResponseWriter{ResponseWriter: w, g: g, ctx: ctx, req: r}
+	return plugin.NextOrFailure(g.Name(), g.Next, ctx, rw, r)
+}
+
+// hiddenName answers NXDOMAIN, with the zone's SOA, for a hidden name.
+func (g *GlobalAddr) hiddenName(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	m := new(dns.Msg)
+	m.SetRcode(r, dns.RcodeNameError)
+	m.Authoritative = true
+	if soa := g.soa(ctx, w, r); soa != nil {
+		m.Ns = []dns.RR{soa}
+	}
+	(&tally{hidden: 1}).report(ctx)
+	log.Debugf("%s is hidden: NXDOMAIN", r.Question[0].Name)
+	w.WriteMsg(m)
+	return dns.RcodeNameError, nil
+}
+
+// soa asks the plugins below for the SOA record of the zone r's name is in.
+// It returns nil when they give none.
+func (g *GlobalAddr) soa(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) dns.RR {
+	q := r.Copy()
+	q.Question[0].Qtype = dns.TypeSOA
+	nw := nonwriter.New(w)
+	if _, err := plugin.NextOrFailure(g.Name(), g.Next, ctx, nw, q); err != nil || nw.Msg == nil {
+		return nil
+	}
+	for _, section := range [][]dns.RR{nw.Msg.Answer, nw.Msg.Ns} {
+		for _, rr := range section {
+			if soa, ok := rr.(*dns.SOA); ok && !g.policy.hidden(soa.Hdr.Name) {
+				return soa
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package globaladdr
+
+import (
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+// policy is the parsed configuration of one globaladdr instance: what counts
+// as internal, what it becomes, and which names and records the external view
+// does not show. It is read-only once built.
+type policy struct {
+	internal []netip.Prefix
+	// maps is ordered most specific first.
+	maps []mapping
+	// ttl of rewritten records; negative keeps the backend's.
+	ttl int64
+	// hide holds lower-case FQDNs.
+	hide         []string
+	keepRegistry bool
+}
+
+// action is what the external view does with one record.
+type action uint8
+
+const (
+	keep         action = iota
+	rewriteAddr         // an internal address: replace it
+	dropAddr            // a malformed address: remove it
+	dropHidden          // owned by or pointing to a hidden name
+	dropRegistry        // an external-dns ownership record
+)
+
+// judge decides what becomes of rr. It does not allocate.
+func (p *policy) judge(rr dns.RR) action {
+	if len(p.hide) > 0 && (p.hidden(rr.Header().Name) || p.hidden(target(rr))) {
+		return dropHidden
+	}
+	switch rr := rr.(type) {
+	case *dns.A:
+		return p.judgeAddr(rr.A, true)
+	case *dns.AAAA:
+		return p.judgeAddr(rr.AAAA, false)
+	case *dns.TXT:
+		if !p.keepRegistry && isRegistry(rr) {
+			return dropRegistry
+		}
+	}
+	return keep
+}
+
+func (p *policy) judgeAddr(ip net.IP, v4 bool) action {
+	a, ok := addrOf(ip, v4)
+	switch {
+	case !ok:
+		return dropAddr
+	case p.isInternal(a):
+		return rewriteAddr
+	}
+	return keep
+}
+
+// isInternal reports whether a is internal: inside an internal range or a map
+// source. An IPv4-mapped IPv6 address is judged by its IPv4 address too.
+func (p *policy) isInternal(a netip.Addr) bool {
+	if p.lookupMap(a) != nil || containedIn(p.internal, a) {
+		return true
+	}
+	return a.Is4In6() && p.isInternal(a.Unmap())
+}
+
+// lookupMap returns the most specific mapping of a, or nil.
+func (p *policy) lookupMap(a netip.Addr) *mapping {
+	for i := range p.maps {
+		if p.maps[i].from.Contains(a) {
+			return &p.maps[i]
+		}
+	}
+	return nil
+}
+
+// replace returns what the internal address a becomes: its mapping, or the
+// global addresses of its family (none: the record is dropped).
+func (p *policy) replace(a netip.Addr, g *globals) ([]net.IP, error) {
+	if m := p.lookupMap(a); m != nil {
+		return []net.IP{m.translate(a)}, nil
+	}
+	if g == nil {
+		return nil, errNoGlobal
+	}
+	return g.family(a), nil
+}
+
+func containedIn(prefixes []netip.Prefix, a netip.Addr) bool {
+	for _, pr := range prefixes {
+		if pr.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// hidden reports whether name is at or below a hidden name.
+func (p *policy) hidden(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, h := range p.hide {
+		if below(name, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// below reports whether name equals zone or lies below it, ignoring case.
+// Both are FQDNs; zone is lower-case.
+func below(name, zone string) bool {
+	if zone == "." {
+		return true
+	}
+	n := len(name) - len(zone)
+	if n < 0 || !strings.EqualFold(name[n:], zone) {
+		return false
+	}
+	return n == 0 || name[n-1] == '.'
+}
+
+// target returns the domain name a record points to, if its type has one.
+func target(rr dns.RR) string {
+	switch rr := rr.(type) {
+	case *dns.CNAME:
+		return rr.Target
+	case *dns.DNAME:
+		return rr.Target
+	case *dns.SRV:
+		return rr.Target
+	case *dns.MX:
+		return rr.Mx
+	case *dns.NS:
+		return rr.Ns
+	case *dns.PTR:
+		return rr.Ptr
+	case *dns.NSEC:
+		return rr.NextDomain
+	}
+	return ""
+}
+
+// registryPrefix starts every ownership record of external-dns's TXT registry.
+const registryPrefix = "heritage=external-dns"
+
+// isRegistry reports whether t is an external-dns ownership record. The
+// etcd plugin serves external-dns's text with its surrounding quotes.
+func isRegistry(t *dns.TXT) bool {
+	if len(t.Txt) == 0 {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimPrefix(t.Txt[0], `"`), registryPrefix)
+}

@@ -1,0 +1,96 @@
+package globaladdr
+
+import (
+	"context"
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+// ResponseWriter rewrites every reply written through it into the external
+// view before passing it on: the answer to a query, or each envelope of a
+// zone transfer.
+type ResponseWriter struct {
+	dns.ResponseWriter
+	g   *GlobalAddr
+	ctx context.Context
+	req *dns.Msg
+}
+
+// WriteMsg implements dns.ResponseWriter.
+func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
+	var t tally
+	out, err := w.g.policy.rewrite(res, w.g.addrs.Load(), &t)
+	t.report(w.ctx)
+	if err != nil {
+		log.Debugf("%s: SERVFAIL: %v", questionName(w.req), err)
+		m := new(dns.Msg)
+		m.SetRcode(w.req, dns.RcodeServerFailure)
+		return w.ResponseWriter.WriteMsg(m)
+	}
+	if out != res && emptied(res, out) && !isTransfer(w.req) {
+		w.deny(out, allRegistry(res.Answer))
+	}
+	return w.ResponseWriter.WriteMsg(out)
+}
+
+// Write implements dns.ResponseWriter. A reply handed over as bytes is
+// rewritten like any other; one that cannot be read is not sent.
+func (w *ResponseWriter) Write(buf []byte) (int, error) {
+	m := new(dns.Msg)
+	if err := m.Unpack(buf); err != nil {
+		return 0, err
+	}
+	return len(buf), w.WriteMsg(m)
+}
+
+// deny turns out, a successful reply whose answer the rewrite emptied, into
+// NODATA with the zone's SOA, or into NXDOMAIN when all the name held was
+// ownership records (never at the zone's apex, which exists).
+func (w *ResponseWriter) deny(out *dns.Msg, registryOnly bool) {
+	out.Ns = nil
+	soa := w.g.soa(w.ctx, w.ResponseWriter, w.req)
+	if soa != nil {
+		out.Ns = []dns.RR{soa}
+	}
+	if registryOnly && (soa == nil || !strings.EqualFold(soa.Header().Name, questionName(w.req))) {
+		out.Rcode = dns.RcodeNameError
+	}
+	extra := out.Extra
+	out.Extra = nil
+	for _, rr := range extra {
+		if rr.Header().Rrtype == dns.TypeOPT {
+			out.Extra = append(out.Extra, rr)
+		}
+	}
+}
+
+// emptied reports whether the rewrite removed every record of a successful
+// reply's answer.
+func emptied(res, out *dns.Msg) bool {
+	return res.Rcode == dns.RcodeSuccess && len(res.Answer) > 0 && len(out.Answer) == 0
+}
+
+func allRegistry(rrs []dns.RR) bool {
+	for _, rr := range rrs {
+		if t, ok := rr.(*dns.TXT); !ok || !isRegistry(t) {
+			return false
+		}
+	}
+	return true
+}
+
+func isTransfer(r *dns.Msg) bool {
+	if len(r.Question) == 0 {
+		return false
+	}
+	t := r.Question[0].Qtype
+	return t == dns.TypeAXFR || t == dns.TypeIXFR
+}
+
+func questionName(r *dns.Msg) string {
+	if len(r.Question) == 0 {
+		return "."
+	}
+	return r.Question[0].Name
+}
