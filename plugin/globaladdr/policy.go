@@ -153,10 +153,11 @@ func target(rr dns.RR) string {
 const registryPrefix = "heritage=external-dns"
 
 // isRegistry reports whether t is an external-dns ownership record. The
-// etcd plugin serves external-dns's text with its surrounding quotes.
+// etcd plugin serves external-dns's text with its surrounding quotes, which
+// miekg/dns keeps escaped (\") in a record read from the wire.
 func isRegistry(t *dns.TXT) bool {
 	if len(t.Txt) == 0 {
 		return false
 	}
-	return strings.HasPrefix(strings.TrimPrefix(t.Txt[0], `"`), registryPrefix)
+	return strings.HasPrefix(strings.TrimLeft(t.Txt[0], `\"`), registryPrefix)
 }

@@ -47,8 +47,8 @@ func (p placed) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s - Error during parsing: %q: %s", p.where, p.token, fmt.Sprintf(format, args...))
 }
 
-func place(c *caddy.Controller, prefix netip.Prefix) placed {
-	return placed{prefix: prefix, token: c.Val(), where: fmt.Sprintf("%s:%d", c.File(), c.Line())}
+func place(c *caddy.Controller, token string, prefix netip.Prefix) placed {
+	return placed{prefix: prefix, token: token, where: fmt.Sprintf("%s:%d", c.File(), c.Line())}
 }
 
 // parse reads the globaladdr directive of one server block.
@@ -63,35 +63,36 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 		if i > 0 {
 			return nil, c.Errf("%s is given twice in this server block", pluginName)
 		}
-		for c.NextArg() {
-			a, err := parseAddr(c)
+		for _, arg := range c.RemainingArgs() {
+			a, err := parseAddr(c, arg)
 			if err != nil {
 				return nil, err
 			}
-			addrs = append(addrs, place(c, netip.PrefixFrom(a, a.BitLen())))
+			addrs = append(addrs, place(c, arg, netip.PrefixFrom(a, a.BitLen())))
 		}
 		for c.NextBlock() {
+			property, args := c.Val(), c.RemainingArgs()
 			var err error
-			switch c.Val() {
+			switch property {
 			case "ttl":
-				p.ttl, err = parseTTL(c)
+				p.ttl, err = parseTTL(c, args)
 			case "internal":
-				internal, err = parseInternal(c, internal)
+				internal, err = parsePrefixes(c, args, internal)
 			case "map":
 				var m mapping
-				if m, err = parseMap(c); err == nil {
+				if m, err = parseMap(c, args); err == nil {
 					p.maps = append(p.maps, m)
-					targets = append(targets, place(c, m.to))
+					targets = append(targets, place(c, args[1], m.to))
 				}
 			case "hide":
-				p.hide, err = parseHide(c, p.hide)
+				p.hide, err = parseHide(c, args, p.hide)
 			case "keep_registry":
-				if c.NextArg() {
+				if len(args) > 0 {
 					err = c.ArgErr()
 				}
 				p.keepRegistry = true
 			default:
-				err = c.Errf("unknown property %q", c.Val())
+				err = c.Errf("unknown property %q", property)
 			}
 			if err != nil {
 				return nil, err
@@ -118,21 +119,20 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 	return g, nil
 }
 
-// parseAddr parses the current token as a global address.
-func parseAddr(c *caddy.Controller) (netip.Addr, error) {
-	a, err := netip.ParseAddr(c.Val())
+// parseAddr parses s as a global address.
+func parseAddr(c *caddy.Controller, s string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(s)
 	if err != nil || a.Zone() != "" || a.Is4In6() {
-		return a, c.Errf("%q is not an IPv4 or IPv6 address", c.Val())
+		return a, c.Errf("%q is not an IPv4 or IPv6 address", s)
 	}
 	return a, nil
 }
 
-// parsePrefix parses the current token as a prefix; a plain address is a
-// prefix of its full length.
-func parsePrefix(c *caddy.Controller) (pr netip.Prefix, single bool, err error) {
-	s := c.Val()
+// parsePrefix parses s as a prefix; a plain address is a prefix of its full
+// length (single).
+func parsePrefix(c *caddy.Controller, s string) (pr netip.Prefix, single bool, err error) {
 	if !strings.Contains(s, "/") {
-		a, err := parseAddr(c)
+		a, err := parseAddr(c, s)
 		return netip.PrefixFrom(a, a.BitLen()), true, err
 	}
 	pr, err = netip.ParsePrefix(s)
@@ -142,78 +142,69 @@ func parsePrefix(c *caddy.Controller) (pr netip.Prefix, single bool, err error) 
 	return pr.Masked(), false, nil
 }
 
-func parseTTL(c *caddy.Controller) (int64, error) {
-	if !c.NextArg() {
+// parseTTL reads "ttl SECONDS".
+func parseTTL(c *caddy.Controller, args []string) (int64, error) {
+	if len(args) != 1 {
 		return 0, c.ArgErr()
 	}
-	ttl, err := strconv.ParseInt(c.Val(), 10, 64)
+	ttl, err := strconv.ParseInt(args[0], 10, 64)
 	if err != nil || ttl < 0 || ttl > maxTTL {
-		return 0, c.Errf("ttl %q is not a number of seconds from 0 to %d", c.Val(), maxTTL)
-	}
-	if c.NextArg() {
-		return 0, c.ArgErr()
+		return 0, c.Errf("ttl %q is not a number of seconds from 0 to %d", args[0], maxTTL)
 	}
 	return ttl, nil
 }
 
-func parseInternal(c *caddy.Controller, internal []netip.Prefix) ([]netip.Prefix, error) {
-	args := 0
-	for ; c.NextArg(); args++ {
-		pr, _, err := parsePrefix(c)
+// parsePrefixes reads "internal CIDR...".
+func parsePrefixes(c *caddy.Controller, args []string, prefixes []netip.Prefix) ([]netip.Prefix, error) {
+	if len(args) == 0 {
+		return nil, c.ArgErr()
+	}
+	for _, arg := range args {
+		pr, _, err := parsePrefix(c, arg)
 		if err != nil {
 			return nil, err
 		}
-		internal = append(internal, pr)
+		prefixes = append(prefixes, pr)
 	}
-	if args == 0 {
-		return nil, c.ArgErr()
-	}
-	return internal, nil
+	return prefixes, nil
 }
 
 // parseMap reads "map FROM TO".
-func parseMap(c *caddy.Controller) (mapping, error) {
-	var m mapping
-	if !c.NextArg() {
-		return m, c.ArgErr()
+func parseMap(c *caddy.Controller, args []string) (mapping, error) {
+	if len(args) != 2 {
+		return mapping{}, c.ArgErr()
 	}
-	from, _, err := parsePrefix(c)
+	from, _, err := parsePrefix(c, args[0])
 	if err != nil {
-		return m, err
+		return mapping{}, err
 	}
-	if !c.NextArg() {
-		return m, c.ArgErr()
-	}
-	to, single, err := parsePrefix(c)
+	to, single, err := parsePrefix(c, args[1])
 	switch {
 	case err != nil:
-		return m, err
+		return mapping{}, err
 	case from.Addr().Is4() != to.Addr().Is4():
-		return m, c.Errf("%q and %s are of different address families", c.Val(), from)
+		return mapping{}, c.Errf("%q and %s are of different address families", args[1], from)
 	case !single && to.Bits() != from.Bits():
-		return m, c.Errf("%q is not of %s's length /%d", c.Val(), from, from.Bits())
+		return mapping{}, c.Errf("%q is not of %s's length /%d", args[1], from, from.Bits())
 	}
-	m = mapping{from: from, to: to}
+	m := mapping{from: from, to: to}
 	if single {
 		m.single = net.IP(to.Addr().AsSlice())
-	}
-	if c.NextArg() {
-		return m, c.ArgErr()
 	}
 	return m, nil
 }
 
-func parseHide(c *caddy.Controller, hide []string) ([]string, error) {
-	args := 0
-	for ; c.NextArg(); args++ {
-		name := strings.ToLower(dns.Fqdn(c.Val()))
+// parseHide reads "hide NAME...".
+func parseHide(c *caddy.Controller, args []string, hide []string) ([]string, error) {
+	if len(args) == 0 {
+		return nil, c.ArgErr()
+	}
+	for _, arg := range args {
+		name := strings.ToLower(dns.Fqdn(arg))
 		if _, ok := dns.IsDomainName(name); !ok {
-			return nil, c.Errf("%q is not a domain name", c.Val())
+			return nil, c.Errf("%q is not a domain name", arg)
 		}
 		hide = append(hide, name)
-	}
-	if args == 0 {
-		return nil, c.ArgErr()
 	}
 	return hide, nil
 }

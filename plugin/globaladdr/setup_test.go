@@ -1,0 +1,133 @@
+package globaladdr
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/coredns/caddy"
+)
+
+func TestSetup(t *testing.T) {
+	tests := []struct {
+		input              string
+		shouldErr          bool
+		expectedErrContent string // also names globaladdr, the file and the line
+	}{
+		{`globaladdr 203.0.113.10`, false, ""},
+		{`globaladdr 203.0.113.10 203.0.113.11 2001:db8::10`, false, ""},
+		{`globaladdr 2001:db8::10`, false, ""},
+		{"globaladdr 203.0.113.10 {\n ttl 900\n}", false, ""},
+		{"globaladdr 203.0.113.10 {\n ttl 0\n}", false, ""},
+		{"globaladdr 203.0.113.10 {\n ttl 2147483647\n}", false, ""},
+		{"globaladdr 203.0.113.10 {\n internal 10.0.0.0/8 192.0.2.7\n}", false, ""},
+		{"globaladdr 203.0.113.10 {\n map 192.168.0.51 198.51.100.7\n map 192.168.1.0/24 198.51.100.0/24\n map fd00::/64 2001:db8:1::/64\n}", false, ""},
+		{"globaladdr 203.0.113.10 {\n map 192.168.0.0/16 198.51.100.7\n}", false, ""},
+		{"globaladdr 203.0.113.10 {\n hide internal.example.com admin.example.com.\n}", false, ""},
+		{"globaladdr 203.0.113.10 {\n keep_registry\n}", false, ""},
+
+		{`globaladdr`, true, `no global address given`},
+		{`globaladdr 203.0.113`, true, `"203.0.113" is not an IPv4 or IPv6 address`},
+		{`globaladdr fe80::1%eth0`, true, `"fe80::1%eth0" is not an IPv4 or IPv6 address`},
+		{`globaladdr ::ffff:203.0.113.10`, true, `"::ffff:203.0.113.10" is not an IPv4 or IPv6 address`},
+		{`globaladdr 192.168.0.1`, true, `"192.168.0.1": global address is itself internal`},
+		{"globaladdr 203.0.113.10\nglobaladdr 203.0.113.11", true, `globaladdr is given twice in this server block`},
+		{"globaladdr 203.0.113.10 {\n ttl\n}", true, `Wrong argument count`},
+		{"globaladdr 203.0.113.10 {\n ttl -1\n}", true, `ttl "-1" is not a number of seconds from 0 to 2147483647`},
+		{"globaladdr 203.0.113.10 {\n ttl 2147483648\n}", true, `ttl "2147483648" is not a number`},
+		{"globaladdr 203.0.113.10 {\n ttl 5m\n}", true, `ttl "5m" is not a number`},
+		{"globaladdr 203.0.113.10 {\n ttl 60 60\n}", true, `Wrong argument count`},
+		{"globaladdr 203.0.113.10 {\n internal\n}", true, `Wrong argument count`},
+		{"globaladdr 203.0.113.10 {\n internal 10.0.0.0/33\n}", true, `"10.0.0.0/33" is not an address prefix`},
+		{"globaladdr 203.0.113.10 {\n internal 203.0.113.0/24\n}", true, `"203.0.113.10": global address is itself internal`},
+		{"globaladdr 203.0.113.10 {\n map 192.168.0.51\n}", true, `Wrong argument count`},
+		{"globaladdr 203.0.113.10 {\n map 192.168.0.51 198.51.100.7 198.51.100.8\n}", true, `Wrong argument count`},
+		{"globaladdr 203.0.113.10 {\n map 192.168.0.51 2001:db8::1\n}", true, `"2001:db8::1" and 192.168.0.51/32 are of different address families`},
+		{"globaladdr 203.0.113.10 {\n map 192.168.1.0/24 198.51.100.0/25\n}", true, `"198.51.100.0/25" is not of 192.168.1.0/24's length /24`},
+		{"globaladdr 203.0.113.10 {\n map 192.168.1.0/24 10.1.0.0/24\n}", true, `"10.1.0.0/24": global address is itself internal`},
+		{"globaladdr 203.0.113.10 {\n map nonsense 198.51.100.7\n}", true, `"nonsense" is not an IPv4 or IPv6 address`},
+		{"globaladdr 203.0.113.10 {\n hide\n}", true, `Wrong argument count`},
+		{"globaladdr 203.0.113.10 {\n hide bad..name\n}", true, `"bad..name" is not a domain name`},
+		{"globaladdr 203.0.113.10 {\n keep_registry yes\n}", true, `Wrong argument count`},
+		{"globaladdr 203.0.113.10 {\n rewrite everything\n}", true, `unknown property "rewrite"`},
+	}
+	for i, tc := range tests {
+		c := caddy.NewTestController("dns", tc.input)
+		err := setup(c)
+		if tc.shouldErr != (err != nil) {
+			t.Errorf("test %d (%q): expected error %v, got %v", i, tc.input, tc.shouldErr, err)
+			continue
+		}
+		if err == nil {
+			continue
+		}
+		for _, want := range []string{"plugin/globaladdr:", "Testfile:", tc.expectedErrContent} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("test %d (%q): error %q does not contain %q", i, tc.input, err, want)
+			}
+		}
+	}
+}
+
+func TestSetupErrorNamesLine(t *testing.T) {
+	c := caddy.NewTestController("dns", "globaladdr 203.0.113.10 {\n ttl 900\n\n map 192.168.0.51 nonsense\n}")
+	err := setup(c)
+	if err == nil || !strings.Contains(err.Error(), "Testfile:4 ") || !strings.Contains(err.Error(), `"nonsense"`) {
+		t.Fatalf("expected an error at Testfile:4 naming \"nonsense\", got %v", err)
+	}
+}
+
+func TestParse(t *testing.T) {
+	c := caddy.NewTestController("dns", `globaladdr 203.0.113.10 2001:db8::10 203.0.113.10 {
+		ttl 900
+		internal 10.0.0.0/8
+		map 10.1.0.0/16 198.51.100.0/16
+		map 10.1.2.3 192.0.2.1
+		hide Secret.Example.com
+		keep_registry
+	}`)
+	g, err := parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := g.policy
+	if p.ttl != 900 || !p.keepRegistry {
+		t.Errorf("ttl %d keepRegistry %v, want 900 true", p.ttl, p.keepRegistry)
+	}
+	if len(p.internal) != 1 || p.internal[0] != netip.MustParsePrefix("10.0.0.0/8") {
+		t.Errorf("internal %v, want only 10.0.0.0/8 (the default is replaced)", p.internal)
+	}
+	if len(p.maps) != 2 || p.maps[0].from.Bits() != 32 {
+		t.Errorf("maps %v, want the most specific first", p.maps)
+	}
+	if len(p.hide) != 1 || p.hide[0] != "secret.example.com." {
+		t.Errorf("hide %v, want [secret.example.com.]", p.hide)
+	}
+	addrs := g.addrs.Load()
+	if len(addrs.v4) != 1 || len(addrs.v6) != 1 {
+		t.Errorf("global addresses %v %v, want one of each family (duplicates removed)", addrs.v4, addrs.v6)
+	}
+	if !g.Ready() {
+		t.Error("static addresses: want ready")
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	g, err := parse(caddy.NewTestController("dns", `globaladdr 203.0.113.10`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.policy.ttl != -1 {
+		t.Errorf("ttl %d, want -1 (keep the backend's)", g.policy.ttl)
+	}
+	for _, a := range []string{"10.1.2.3", "172.16.0.1", "192.168.0.51", "100.64.0.1", "127.0.0.1", "169.254.1.1", "fd00::1", "fe80::1", "::1"} {
+		if !g.policy.isInternal(netip.MustParseAddr(a)) {
+			t.Errorf("%s is not internal by default", a)
+		}
+	}
+	for _, a := range []string{"203.0.113.10", "8.8.8.8", "2001:db8::1", "172.32.0.1"} {
+		if g.policy.isInternal(netip.MustParseAddr(a)) {
+			t.Errorf("%s is internal by default", a)
+		}
+	}
+}
