@@ -1,0 +1,99 @@
+package core
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/coredns/coredns/core/dnsserver"
+
+	"github.com/globaladdr/globaladdr/internal/plugincfg"
+)
+
+func readPluginCfg(t *testing.T, path string) []plugincfg.Plugin {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	plugins, err := plugincfg.Parse(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return plugins
+}
+
+// TestGeneratedFilesMatchPluginCfg fails when plugin.cfg changed without
+// `go generate ./...`, or a generated file was edited by hand.
+func TestGeneratedFilesMatchPluginCfg(t *testing.T) {
+	plugins := readPluginCfg(t, "../plugin.cfg")
+	for file, render := range map[string]func(string, []plugincfg.Plugin) ([]byte, error){
+		"zplugin.go":     plugincfg.RenderImports,
+		"zdirectives.go": plugincfg.RenderDirectives,
+	} {
+		want, err := render("core", plugins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from plugin.cfg: run `go generate ./...`", file)
+		}
+	}
+}
+
+// TestDirectivesAreInstalled checks that importing core gives CoreDNS
+// plugin.cfg's order.
+func TestDirectivesAreInstalled(t *testing.T) {
+	if !slices.Equal(dnsserver.Directives, directives) {
+		t.Errorf("dnsserver.Directives is not plugin.cfg's list:\n%v", dnsserver.Directives)
+	}
+}
+
+// TestGlobaladdrPlace asserts the chain position DESIGN.md argues for: below
+// cache and dnssec, above every plugin that produces answers.
+func TestGlobaladdrPlace(t *testing.T) {
+	at := func(name string) int {
+		i := slices.Index(directives, name)
+		if i < 0 {
+			t.Fatalf("%s is not in plugin.cfg", name)
+		}
+		return i
+	}
+	g := at("globaladdr")
+	for _, above := range []string{"cache", "dnssec"} {
+		if at(above) > g {
+			t.Errorf("%s must come before globaladdr", above)
+		}
+	}
+	for _, below := range []string{"tls", "minimal", "template", "transfer", "hosts", "k8s_external", "kubernetes", "file", "auto", "etcd", "forward"} {
+		if at(below) < g {
+			t.Errorf("%s must come after globaladdr", below)
+		}
+	}
+	if directives[g-1] != "dnssec" {
+		t.Errorf("globaladdr comes right after %s, want dnssec", directives[g-1])
+	}
+}
+
+// TestPluginCfgIsCoreDNSList checks that plugin.cfg is the plugin list of
+// the CoreDNS module in go.mod, with globaladdr added and nothing else.
+func TestPluginCfgIsCoreDNSList(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coredns/coredns").Output()
+	if err != nil {
+		t.Skipf("cannot locate the CoreDNS module: %v", err)
+	}
+	upstream := readPluginCfg(t, filepath.Join(strings.TrimSpace(string(out)), "plugin.cfg"))
+	ours := slices.DeleteFunc(readPluginCfg(t, "../plugin.cfg"), func(p plugincfg.Plugin) bool { return p.Name == "globaladdr" })
+	if !slices.Equal(ours, upstream) {
+		t.Errorf("plugin.cfg without globaladdr is not CoreDNS's list:\nours     %v\nupstream %v", ours, upstream)
+	}
+}
