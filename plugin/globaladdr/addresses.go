@@ -34,8 +34,10 @@ func (m *mapping) translate(a netip.Addr) net.IP {
 	if m.single != nil {
 		return m.single
 	}
-	src, dst := a.AsSlice(), m.to.Addr().AsSlice()
-	bits := m.to.Bits()
+	// Both are in 16-byte form (IPv4 mapped), on the stack: only the result
+	// is allocated.
+	src, dst := a.As16(), m.to.Addr().As16()
+	bits := m.to.Bits() + 128 - m.to.Addr().BitLen()
 	for i := range dst {
 		switch {
 		case bits >= 8:
@@ -48,7 +50,7 @@ func (m *mapping) translate(a netip.Addr) net.IP {
 			bits = 0
 		}
 	}
-	return dst
+	return append(net.IP(nil), dst[16-a.BitLen()/8:]...)
 }
 
 // globals is one state of the global addresses, in the form DNS records

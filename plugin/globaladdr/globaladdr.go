@@ -24,6 +24,9 @@ type GlobalAddr struct {
 	policy *policy
 	// addrs holds the current global addresses; nil until they are known.
 	addrs atomic.Pointer[globals]
+	// sources keeps addrs up to date from the from sources; nil when the
+	// Corefile gives the addresses.
+	sources *sources
 }
 
 // Name implements plugin.Handler.
@@ -63,7 +66,7 @@ func (g *GlobalAddr) hiddenName(ctx context.Context, w dns.ResponseWriter, r *dn
 func (g *GlobalAddr) soa(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) dns.RR {
 	q := r.Copy()
 	q.Question[0].Qtype = dns.TypeSOA
-	nw := nonwriter.New(w)
+	nw := subQuery{nonwriter.New(w)}
 	if _, err := plugin.NextOrFailure(g.Name(), g.Next, ctx, nw, q); err != nil || nw.Msg == nil {
 		return nil
 	}
@@ -75,4 +78,19 @@ func (g *GlobalAddr) soa(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) 
 		}
 	}
 	return nil
+}
+
+// subQuery keeps the reply to a sub-query instead of sending it, whether the
+// plugins below write it as a message or as bytes: nothing of it may reach
+// the client unrewritten.
+type subQuery struct{ *nonwriter.Writer }
+
+// Write implements dns.ResponseWriter.
+func (s subQuery) Write(buf []byte) (int, error) {
+	m := new(dns.Msg)
+	if err := m.Unpack(buf); err != nil {
+		return 0, err
+	}
+	s.Msg = m
+	return len(buf), nil
 }

@@ -78,7 +78,13 @@ func TestServeDNS(t *testing.T) {
 		{
 			name: "public addresses pass unchanged beside rewritten ones", corefile: v4only, qtype: dns.TypeA,
 			reply: reply{answer: []dns.RR{test.A("app.example.com. 30 IN A 198.51.100.1"), test.A("app.example.com. 30 IN A 10.0.0.5")}},
-			want:  test.Case{Answer: []dns.RR{test.A("app.example.com. 30 IN A 198.51.100.1"), test.A("app.example.com. 900 IN A 203.0.113.10")}},
+			want:  test.Case{Answer: []dns.RR{test.A("app.example.com. 30 IN A 198.51.100.1"), test.A("app.example.com. 30 IN A 203.0.113.10")}},
+		},
+		{
+			name: "an RRset of rewritten and public records gets one TTL, the lowest", corefile: v4only, qtype: dns.TypeA,
+			reply: reply{answer: []dns.RR{test.A("app.example.com. 3600 IN A 198.51.100.1"), test.A("app.example.com. 300 IN A 198.51.100.2"), test.A("app.example.com. 300 IN A 10.0.0.5"), test.A("db.example.com. 3600 IN A 10.0.0.6")}},
+			want: test.Case{Answer: []dns.RR{test.A("app.example.com. 300 IN A 198.51.100.1"), test.A("app.example.com. 300 IN A 198.51.100.2"), test.A("app.example.com. 300 IN A 203.0.113.10"),
+				test.A("db.example.com. 900 IN A 203.0.113.10")}},
 		},
 		{
 			name: "several internal addresses become one record", corefile: v4only, qtype: dns.TypeA,

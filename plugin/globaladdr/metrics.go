@@ -31,6 +31,20 @@ var (
 		Name:      "hidden_total",
 		Help:      "Counter of hidden names answered NXDOMAIN and of records removed because they name a hidden name.",
 	}, []string{"server"})
+
+	sourceErrorCount = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "source_errors_total",
+		Help:      "Counter of from sources turning unusable: unreadable, missing, or holding a value that is not a list of global addresses.",
+	}, []string{"server", "source"})
+
+	addressCount = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "addresses",
+		Help:      "Number of global addresses in use, per address family (ipv4, ipv6).",
+	}, []string{"server", "family"})
 )
 
 // report adds what one rewrite did to the metrics, and logs drops at debug.

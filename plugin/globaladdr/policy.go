@@ -82,10 +82,12 @@ func (p *policy) lookupMap(a netip.Addr) *mapping {
 }
 
 // replace returns what the internal address a becomes: its mapping, or the
-// global addresses of its family (none: the record is dropped).
-func (p *policy) replace(a netip.Addr, g *globals) ([]net.IP, error) {
+// global addresses of its family (none: the record is dropped). A mapping's
+// address is returned in buf, which the caller may keep on its stack.
+func (p *policy) replace(a netip.Addr, g *globals, buf *[1]net.IP) ([]net.IP, error) {
 	if m := p.lookupMap(a); m != nil {
-		return []net.IP{m.translate(a)}, nil
+		buf[0] = m.translate(a)
+		return buf[:], nil
 	}
 	if g == nil {
 		return nil, errNoGlobal

@@ -22,42 +22,49 @@ type tally struct {
 // error is errNoGlobal when a replacement needs a global address that is not
 // known yet. Rewriting a rewritten message changes nothing.
 func (p *policy) rewrite(m *dns.Msg, g *globals, t *tally) (*dns.Msg, error) {
-	if !p.touches(m.Answer) && !p.touches(m.Ns) && !p.touches(m.Extra) {
+	an, ns, ex := p.firstChange(m.Answer), p.firstChange(m.Ns), p.firstChange(m.Extra)
+	if an < 0 && ns < 0 && ex < 0 {
 		return m, nil
 	}
 	out := &dns.Msg{MsgHdr: m.MsgHdr, Compress: m.Compress, Question: m.Question}
 	var err error
-	if out.Answer, err = p.section(m.Answer, g, t); err != nil {
+	if out.Answer, err = p.section(m.Answer, an, g, t); err != nil {
 		return nil, err
 	}
-	if out.Ns, err = p.section(m.Ns, g, t); err != nil {
+	if out.Ns, err = p.section(m.Ns, ns, g, t); err != nil {
 		return nil, err
 	}
-	if out.Extra, err = p.section(m.Extra, g, t); err != nil {
+	if out.Extra, err = p.section(m.Extra, ex, g, t); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// touches reports whether any record of rrs needs to change.
-func (p *policy) touches(rrs []dns.RR) bool {
-	for _, rr := range rrs {
+// firstChange returns the index of the first record of rrs that needs to
+// change, or -1 when none does.
+func (p *policy) firstChange(rrs []dns.RR) int {
+	for i, rr := range rrs {
 		if p.judge(rr) != keep {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
-// section returns the external view of one section of a message.
-func (p *policy) section(rrs []dns.RR, g *globals, t *tally) ([]dns.RR, error) {
-	if !p.touches(rrs) {
+// section returns the external view of one section of a message, in which
+// rrs[from] is the first record that needs to change (-1: none does). Each
+// record is judged once.
+func (p *policy) section(rrs []dns.RR, from int, g *globals, t *tally) ([]dns.RR, error) {
+	if from < 0 {
 		return rrs, nil
 	}
 	out := make([]dns.RR, 0, len(rrs))
-	var changed []dns.RR // one record of each RRset whose signature is now stale
-	for _, rr := range rrs {
-		switch p.judge(rr) {
+	for i, rr := range rrs {
+		act := keep
+		if i >= from {
+			act = p.judge(rr)
+		}
+		switch act {
 		case keep:
 			if !duplicate(out, rr) {
 				out = append(out, rr)
@@ -75,19 +82,44 @@ func (p *policy) section(rrs []dns.RR, g *globals, t *tally) ([]dns.RR, error) {
 		case dropRegistry:
 			t.droppedTXT++
 		}
-		changed = append(changed, rr)
 	}
-	if len(changed) > 0 {
-		out = dropStaleSignatures(out, changed)
-	}
+	out = p.dropStaleSignatures(out, rrs)
+	uniformTTL(out)
 	return out, nil
+}
+
+// uniformTTL gives each A and AAAA RRset of out one TTL, the lowest of its
+// records (RFC 2181 section 5.2): a rewritten record's TTL can differ from
+// that of an untouched record beside it. What it changes, it copies.
+func uniformTTL(out []dns.RR) {
+	for i, rr := range out {
+		if _, _, ok := address(rr); !ok {
+			continue
+		}
+		if low := lowestTTL(out, rr); rr.Header().Ttl > low {
+			out[i] = dns.Copy(rr)
+			out[i].Header().Ttl = low
+		}
+	}
+}
+
+// lowestTTL returns the lowest TTL of the records of rrs in rr's RRset.
+func lowestTTL(rrs []dns.RR, rr dns.RR) uint32 {
+	low := rr.Header().Ttl
+	for _, o := range rrs {
+		if h := o.Header(); h.Rrtype == rr.Header().Rrtype && h.Ttl < low && strings.EqualFold(h.Name, rr.Header().Name) {
+			low = h.Ttl
+		}
+	}
+	return low
 }
 
 // rewriteAddr appends to out what the internal A or AAAA record rr becomes.
 func (p *policy) rewriteAddr(out []dns.RR, rr dns.RR, g *globals, t *tally) ([]dns.RR, error) {
 	ip, v4, _ := address(rr)
 	a, _ := addrOf(ip, v4)
-	repl, err := p.replace(a, g)
+	var buf [1]net.IP
+	repl, err := p.replace(a, g, &buf)
 	if err != nil {
 		return nil, err
 	}
@@ -143,23 +175,27 @@ func duplicate(rrs []dns.RR, rr dns.RR) bool {
 	return false
 }
 
-// dropStaleSignatures removes the RRSIGs that cover an RRset of which a
-// record was rewritten or removed: they no longer verify.
-func dropStaleSignatures(rrs, changed []dns.RR) []dns.RR {
-	out := rrs[:0]
-	for _, rr := range rrs {
-		if sig, ok := rr.(*dns.RRSIG); ok && coversAny(sig, changed) {
+// dropStaleSignatures removes from out, the external view of rrs, the RRSIGs
+// that cover an RRset of rrs of which a record was rewritten or removed: they
+// no longer verify.
+func (p *policy) dropStaleSignatures(out, rrs []dns.RR) []dns.RR {
+	kept := out[:0]
+	for _, rr := range out {
+		if sig, ok := rr.(*dns.RRSIG); ok && p.changesRRset(sig, rrs) {
 			continue
 		}
-		out = append(out, rr)
+		kept = append(kept, rr)
 	}
-	return out
+	return kept
 }
 
-func coversAny(sig *dns.RRSIG, changed []dns.RR) bool {
-	for _, rr := range changed {
+// changesRRset reports whether a record of rrs in the RRset sig covers
+// needs to change. Signed sections are rare: judging again costs nothing on
+// the common path.
+func (p *policy) changesRRset(sig *dns.RRSIG, rrs []dns.RR) bool {
+	for _, rr := range rrs {
 		h := rr.Header()
-		if sig.TypeCovered == h.Rrtype && strings.EqualFold(sig.Hdr.Name, h.Name) {
+		if sig.TypeCovered == h.Rrtype && strings.EqualFold(sig.Hdr.Name, h.Name) && p.judge(rr) != keep {
 			return true
 		}
 	}

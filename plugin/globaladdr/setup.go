@@ -32,6 +32,8 @@ func setup(c *caddy.Controller) error {
 		g.Next = next
 		return g
 	})
+	c.OnStartup(func() error { return g.start(dnsserver.GetConfig(c)) })
+	c.OnShutdown(g.stop)
 	return nil
 }
 
@@ -58,6 +60,7 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 		addrs    []placed // global addresses
 		internal []netip.Prefix
 		targets  []placed // map destinations
+		sources  sourceConfig
 	)
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
@@ -86,6 +89,8 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 				}
 			case "hide":
 				p.hide, err = parseHide(c, args, p.hide)
+			case "from", "endpoint", "tls", "credentials":
+				err = sources.parse(c, property, args, len(addrs) > 0)
 			case "keep_registry":
 				if len(args) > 0 {
 					err = c.ArgErr()
@@ -99,8 +104,11 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 			}
 		}
 	}
-	if len(addrs) == 0 {
-		return nil, c.Errf("no global address given")
+	if len(addrs) == 0 && len(sources.feeds) == 0 {
+		return nil, c.Errf("no global address given: give ADDRESS arguments or a from source")
+	}
+	if err := sources.check(); err != nil {
+		return nil, err
 	}
 	if internal == nil {
 		for _, s := range defaultInternal {
@@ -115,14 +123,16 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 		}
 	}
 	g := &GlobalAddr{policy: p}
-	g.addrs.Store(newGlobals(unique(addrs)))
+	if g.sources = sources.sources(g); g.sources == nil {
+		g.addrs.Store(newGlobals(unique(addrs)))
+	}
 	return g, nil
 }
 
 // parseAddr parses s as a global address.
 func parseAddr(c *caddy.Controller, s string) (netip.Addr, error) {
-	a, err := netip.ParseAddr(s)
-	if err != nil || a.Zone() != "" || a.Is4In6() {
+	a, ok := plainAddr(s)
+	if !ok {
 		return a, c.Errf("%q is not an IPv4 or IPv6 address", s)
 	}
 	return a, nil

@@ -1,0 +1,171 @@
+package globaladdr
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// startWait bounds how long start-up waits for the sources' first values, so
+// that a started or reloaded server answers at once when they are at hand,
+// and is not held up long when they are not.
+const startWait = time.Second
+
+// source is a place the global addresses come from: a file or an etcd key.
+type source interface {
+	// String names the source, as the Corefile does ("file PATH", "etcd
+	// KEY"), in logs and in the source label of the metrics.
+	String() string
+	// run reports the source's value (text) or why it has none (err), first
+	// at once and then each time either may have changed, until ctx is done.
+	run(ctx context.Context, report func(text string, err error))
+}
+
+// feed is one source and what it last delivered.
+type feed struct {
+	src source
+	// addrs are the addresses of the source's last good value; nil until
+	// it has given one.
+	addrs []netip.Addr
+	// err is the error last logged for the source, "" while it is fine:
+	// an error is logged and counted once, not at every report.
+	err string
+	// first is closed once the source has reported for the first time.
+	first chan struct{}
+	once  sync.Once
+}
+
+func newFeed(src source) *feed { return &feed{src: src, first: make(chan struct{})} }
+
+// reported marks the first report of f.
+func (f *feed) reported() { f.once.Do(func() { close(f.first) }) }
+
+// sources keeps a GlobalAddr's global addresses up to date from its from
+// sources: once every source has given a valid value, the addresses are the
+// union of the last good value of each, in the order of the Corefile.
+type sources struct {
+	g     *GlobalAddr
+	feeds []*feed
+	// etcd is the connection of the etcd sources; nil when there are none.
+	etcd *etcdConn
+
+	mu      sync.Mutex // guards the feeds' state and the publication
+	current []netip.Addr
+	servers []string // the server labels of the metrics
+
+	cancel context.CancelFunc // stops the sources; nil before start
+	done   sync.WaitGroup     // the sources' goroutines
+}
+
+// start starts every source, and waits up to startWait for their first
+// values. shared is the client of the block's etcd plugin, nil when it has
+// none.
+func (s *sources) start(servers []string, shared *clientv3.Client) error {
+	s.mu.Lock()
+	s.servers = servers
+	s.mu.Unlock()
+	if s.etcd != nil {
+		s.etcd.share(shared)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	for _, f := range s.feeds {
+		s.done.Add(1)
+		go func() {
+			defer s.done.Done()
+			defer f.reported()
+			f.src.run(ctx, func(text string, err error) { s.report(f, text, err) })
+		}()
+	}
+	timeout := time.NewTimer(startWait)
+	defer timeout.Stop()
+	for _, f := range s.feeds {
+		select {
+		case <-f.first:
+		case <-timeout.C:
+			log.Warningf("no value from %s yet: answers that need a global address fail until there is one", f.src)
+			return nil
+		}
+	}
+	return nil
+}
+
+// stop stops every source, waits until their goroutines have ended, and
+// closes the etcd connection if globaladdr opened it. Stopping twice, or
+// before start, does nothing more.
+func (s *sources) stop() error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.done.Wait()
+	if s.etcd != nil {
+		return s.etcd.close()
+	}
+	return nil
+}
+
+// report takes what the source of f delivered: a new value, or an error that
+// keeps the last good addresses.
+func (s *sources) report(f *feed, text string, err error) {
+	defer f.reported()
+	var addrs []netip.Addr
+	if err == nil {
+		addrs, err = s.g.policy.parseValue(text)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if err.Error() != f.err {
+			f.err = err.Error()
+			keep := "keeping the last good global addresses"
+			if f.addrs == nil {
+				keep = "no global address from it yet"
+			}
+			log.Warningf("%s: %s; %s", f.src, err, keep)
+			for _, server := range s.servers {
+				sourceErrorCount.WithLabelValues(server, f.src.String()).Inc()
+			}
+		}
+		return
+	}
+	if f.err != "" && f.addrs != nil {
+		log.Infof("%s: valid again", f.src)
+	}
+	f.err = ""
+	if !slices.Equal(addrs, f.addrs) {
+		f.addrs = addrs
+		s.publish()
+	}
+}
+
+// publish makes the union of the feeds' addresses the global addresses,
+// once every feed has some.
+func (s *sources) publish() {
+	var all []netip.Addr
+	for _, f := range s.feeds {
+		if f.addrs == nil {
+			return
+		}
+		for _, a := range f.addrs {
+			if !slices.Contains(all, a) {
+				all = append(all, a)
+			}
+		}
+	}
+	if slices.Equal(all, s.current) {
+		return
+	}
+	if s.current == nil {
+		log.Infof("global addresses now %v", all)
+	} else {
+		log.Infof("global addresses now %v (were %v)", all, s.current)
+	}
+	s.current = all
+	g := newGlobals(all)
+	s.g.addrs.Store(g)
+	setAddressCount(s.servers, g)
+}

@@ -1,0 +1,157 @@
+package globaladdr
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/core/dnsserver"
+)
+
+func TestSourceSetup(t *testing.T) {
+	cert, key := writeCert(t, t.TempDir())
+	tests := []struct {
+		input string
+		// wantErr is "" for a valid Corefile; else the error names
+		// globaladdr, Testfile:line and contains wantErr.
+		line    int
+		wantErr string
+	}{
+		{"globaladdr {\n from file /run/wan\n}", 0, ""},
+		{"globaladdr {\n from etcd /globaladdr/wan\n}", 0, ""},
+		{"globaladdr {\n from file /run/wan\n from file /run/wan6\n from etcd /wan\n ttl 900\n}", 0, ""},
+		{"globaladdr {\n from etcd /wan\n endpoint http://10.0.0.1:2379 https://etcd.example.com:2379 10.0.0.2:2379 unix:///run/etcd.sock\n}", 0, ""},
+		{"globaladdr {\n from etcd /wan\n credentials root secret\n}", 0, ""},
+		{"globaladdr {\n from etcd /wan\n tls\n}", 0, ""},
+		{"globaladdr {\n from etcd /wan\n tls " + cert + "\n}", 0, ""},
+		{"globaladdr {\n from etcd /wan\n tls " + cert + " " + key + " " + cert + "\n}", 0, ""},
+		{"globaladdr {\n endpoint http://10.0.0.1:2379\n from etcd /wan\n}", 0, ""},
+
+		{"globaladdr {\n}", 2, "no global address given"},
+		{"globaladdr 203.0.113.10 {\n from file /run/wan\n}", 2, `"from" can't be mixed with ADDRESS arguments`},
+		{"globaladdr {\n from\n}", 2, "Wrong argument count or unexpected line ending after 'from'"},
+		{"globaladdr {\n from file\n}", 2, "unexpected line ending after 'file'"},
+		{"globaladdr {\n from file /a /b\n}", 2, "unexpected line ending after '/b'"},
+		{"globaladdr {\n from http://etcd:2379/wan\n}", 2, `unknown source "http://etcd:2379/wan"`},
+		{"globaladdr {\n from consul /wan\n}", 2, `unknown source "consul": want file or etcd`},
+		{"globaladdr {\n from file /a\n ttl 60\n from file /a\n}", 4, `"/a": the source file /a is given twice`},
+		{"globaladdr {\n from file /a\n endpoint http://10.0.0.1:2379\n}", 3, `"endpoint" is for from etcd, and there is no from etcd line`},
+		{"globaladdr {\n credentials root secret\n}", 3, "no global address given"},
+		{"globaladdr {\n from file /a\n tls\n credentials root secret\n}", 3, `"tls" is for from etcd`},
+		{"globaladdr {\n from etcd /wan\n endpoint\n}", 3, "unexpected line ending after 'endpoint'"},
+		{"globaladdr {\n from etcd /wan\n endpoint ftp://etcd:2379\n}", 3, `"ftp://etcd:2379" is not an etcd endpoint URL`},
+		{"globaladdr {\n from etcd /wan\n endpoint etcd.example.com\n}", 3, `"etcd.example.com" is not an etcd endpoint URL`},
+		{"globaladdr {\n from etcd /wan\n endpoint http://\n}", 3, `"http://" is not an etcd endpoint URL`},
+		{"globaladdr {\n from etcd /wan\n credentials root\n}", 3, `"credentials" needs 2 arguments, username and password`},
+		{"globaladdr {\n from etcd /wan\n credentials\n}", 3, `"credentials" needs 2 arguments`},
+		{"globaladdr {\n from etcd /wan\n tls /missing/cert.pem /missing/key.pem\n}", 3, `"tls /missing/cert.pem /missing/key.pem": `},
+		{"globaladdr {\n from etcd /wan\n tls /missing/ca.pem\n}", 3, `"tls /missing/ca.pem": `},
+		{"globaladdr {\n from etcd /wan\n tls a b c d\n}", 3, "maximum of three arguments"},
+		{"globaladdr {\n from file /a\n from etcd\n}", 3, "unexpected line ending after 'etcd'"},
+	}
+	for _, tc := range tests {
+		err := setup(caddy.NewTestController("dns", tc.input))
+		if tc.wantErr == "" {
+			if err != nil {
+				t.Errorf("%q: unexpected error %v", tc.input, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%q: no error, want one at line %d containing %q", tc.input, tc.line, tc.wantErr)
+			continue
+		}
+		where := fmt.Sprintf("Testfile:%d ", tc.line)
+		for _, want := range []string{"plugin/globaladdr: ", where, tc.wantErr} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%q: error %q does not contain %q", tc.input, err, want)
+			}
+		}
+	}
+}
+
+func TestSourceSetupParsed(t *testing.T) {
+	c := caddy.NewTestController("dns", `globaladdr {
+		from file wan
+		from file /etc/wan6
+		from etcd /globaladdr/wan
+		from etcd /globaladdr/wan6
+		endpoint http://10.0.0.1:2379 http://10.0.0.2:2379
+		credentials root secret
+	}`)
+	dnsserver.GetConfig(c).Root = "/etc/coredns"
+	g, err := parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Ready() || g.addrs.Load() != nil {
+		t.Error("from sources: want not ready, without addresses, before a value")
+	}
+	var names []string
+	for _, f := range g.sources.feeds {
+		names = append(names, f.src.String())
+	}
+	if got, want := strings.Join(names, ", "), "file /etc/coredns/wan, file /etc/wan6, etcd /globaladdr/wan, etcd /globaladdr/wan6"; got != want {
+		t.Errorf("sources %s, want %s (a relative path under root)", got, want)
+	}
+	e := g.sources.etcd
+	if e == nil || !e.configured || strings.Join(e.endpoints, " ") != "http://10.0.0.1:2379 http://10.0.0.2:2379" || e.username != "root" || e.password != "secret" {
+		t.Errorf("etcd connection %+v, want globaladdr's own to the two endpoints, with the credentials", e)
+	}
+	if g.sources.feeds[2].src.(*etcdSource).conn != e || g.sources.feeds[3].src.(*etcdSource).conn != e {
+		t.Error("the etcd sources of a block should share one connection")
+	}
+
+	g, err = parse(caddy.NewTestController("dns", "globaladdr {\n from etcd /wan\n}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := g.sources.etcd; e.configured || strings.Join(e.endpoints, " ") != defaultEndpoint {
+		t.Errorf("etcd connection %+v, want the block's etcd plugin's, else the default endpoint", e)
+	}
+}
+
+// writeCert writes a self-signed certificate and its key into dir, and
+// returns their paths.
+func writeCert(t *testing.T, dir string) (cert, key string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "globaladdr test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	for path, block := range map[string]*pem.Block{cert: {Type: "CERTIFICATE", Bytes: der}, key: {Type: "EC PRIVATE KEY", Bytes: kder}} {
+		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cert, key
+}

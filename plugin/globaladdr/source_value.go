@@ -1,0 +1,48 @@
+package globaladdr
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// maxValue is the size of the largest value a source may hold.
+const maxValue = 64 << 10
+
+// parseValue reads the value of a from source: global addresses separated by
+// white space, a # starting a comment that runs to the end of its line. A
+// value with anything else, or with an internal address, or with no address
+// at all, is refused as a whole.
+func (p *policy) parseValue(text string) ([]netip.Addr, error) {
+	if len(text) > maxValue {
+		return nil, fmt.Errorf("the value is larger than %d bytes", maxValue)
+	}
+	var addrs []netip.Addr
+	for line := range strings.Lines(text) {
+		line, _, _ = strings.Cut(line, "#")
+		for _, word := range strings.Fields(line) {
+			a, ok := plainAddr(word)
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("%.64q is not an IPv4 or IPv6 address", word)
+			case p.overlapsInternal(netip.PrefixFrom(a, a.BitLen())):
+				return nil, fmt.Errorf("%s is internal, not a global address", a)
+			case !slices.Contains(addrs, a):
+				addrs = append(addrs, a)
+			}
+		}
+	}
+	if len(addrs) == 0 {
+		return nil, errors.New("the value holds no address")
+	}
+	return addrs, nil
+}
+
+// plainAddr parses s as an IPv4 or IPv6 address without a zone; an
+// IPv4-mapped IPv6 address is not one.
+func plainAddr(s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(s)
+	return a, err == nil && a.Zone() == "" && !a.Is4In6()
+}

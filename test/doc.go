@@ -1,0 +1,14 @@
+// Package test holds globaladdr's end-to-end tests: a real CoreDNS, built
+// from plugin.cfg's plugin list and order, runs in the test process from a
+// Corefile string, reads records that external-dns would have written into
+// an embedded etcd, and answers real DNS queries over UDP and TCP.
+//
+// The harness, for every test in this package:
+//
+//   - startCoreDNS (coredns_test.go) starts CoreDNS from a Corefile whose
+//     listeners are named placeholders such as {port:internal}, each replaced
+//     by a free port, and stops it when the test ends;
+//   - startEtcd (etcd_test.go) starts an embedded etcd and writes records in
+//     external-dns's format;
+//   - exchange and checkCase (query_test.go) send queries and compare replies.
+package test
