@@ -51,7 +51,7 @@ func TestAddresses(t *testing.T) {
 		{"several addresses external view has the global one once beside the public one", "external", test.Case{
 			Qname: "mixed.example.com.", Qtype: dns.TypeA,
 			Answer: []dns.RR{
-				test.A("mixed.example.com. 900 IN A 203.0.113.10"),
+				test.A("mixed.example.com. 300 IN A 203.0.113.10"), // one TTL per RRset: the lowest
 				test.A("mixed.example.com. 300 IN A 198.51.100.20"),
 			},
 		}},

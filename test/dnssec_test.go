@@ -49,7 +49,7 @@ func TestDNSSECSignsRewrittenAnswers(t *testing.T) {
 		{"A rewritten beside a public address", test.Case{
 			Qname: "mixed.example.com.", Qtype: dns.TypeA, Do: true,
 			Answer: []dns.RR{
-				test.A("mixed.example.com. 900 IN A 203.0.113.10"),
+				test.A("mixed.example.com. 300 IN A 203.0.113.10"), // one TTL per RRset: the lowest
 				test.A("mixed.example.com. 300 IN A 198.51.100.20"),
 				sig("mixed.example.com.", "A", 303),
 			},

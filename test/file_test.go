@@ -75,7 +75,7 @@ func TestFileBackendZoneIntact(t *testing.T) {
 			Qname: "mixed.example.com.", Qtype: dns.TypeA,
 			Answer: []dns.RR{
 				test.A("mixed.example.com. 900 IN A 203.0.113.10"),
-				test.A("mixed.example.com. 3600 IN A 198.51.100.20"),
+				test.A("mixed.example.com. 900 IN A 198.51.100.20"), // one TTL per RRset: the lowest
 			},
 			Ns: ns,
 		}},

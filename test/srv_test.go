@@ -39,7 +39,7 @@ func TestSRVAdditional(t *testing.T) {
 			Qname: "mixed.example.com.", Qtype: dns.TypeSRV,
 			Answer: []dns.RR{test.SRV("mixed.example.com. 300 IN SRV 10 50 0 mixed.example.com.")},
 			Extra: []dns.RR{
-				test.A("mixed.example.com. 900 IN A 203.0.113.10"),
+				test.A("mixed.example.com. 300 IN A 203.0.113.10"), // one TTL per RRset: the lowest
 				test.A("mixed.example.com. 300 IN A 198.51.100.20"),
 			},
 		}},

@@ -1,0 +1,16 @@
+# The globaladdr build of CoreDNS, a drop-in for the coredns/coredns image.
+#
+# Build it with `make image` (add BASE=scratch to build offline). The image
+# holds only the static ./coredns that `make` built; nothing is compiled here.
+# The binary must carry the cap_net_bind_service file capability, so that
+# user 65532 can listen on port 53: `make image` sets it with setcap on its
+# copy of the binary in the build context, and COPY keeps the
+# security.capability extended attribute (test/image_test.go checks it in the
+# image). A COPY can't add it, and a build stage that runs setcap would need
+# an image from a registry even when BASE=scratch.
+ARG BASE=gcr.io/distroless/static-debian12:nonroot
+FROM ${BASE}
+COPY coredns /coredns
+USER 65532:65532
+EXPOSE 53 53/udp
+ENTRYPOINT ["/coredns"]

@@ -1,0 +1,261 @@
+package test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// manifests are the objects of corefile-examples/kubernetes, by name.
+type manifests struct {
+	configMaps  map[string]*corev1.ConfigMap
+	deployments map[string]*appsv1.Deployment
+	services    map[string]*corev1.Service
+}
+
+// TestKubernetesManifests decodes every manifest of corefile-examples/
+// kubernetes strictly (an unknown or misplaced field fails), checks that
+// they fit together (the Deployment runs the image non-root with its
+// Corefile from the ConfigMap, the Service reaches its DNS ports, external-dns
+// writes to the etcd CoreDNS reads, the probes and ports match the Corefile's
+// listeners, the Corefile is external.Corefile's), then starts CoreDNS with
+// the ConfigMap's Corefile and the Deployment's environment, and asks it
+// what the probes and an Internet client would.
+func TestKubernetesManifests(t *testing.T) {
+	m := readManifests(t)
+	deploy := m.deployment(t, "coredns-external")
+	c := deploy.Spec.Template.Spec.Containers[0]
+	corefile := m.corefile(t, deploy)
+	checkCoreDNSPod(t, deploy)
+	checkService(t, m.service(t, "coredns-external"), deploy)
+	env := containerEnv(c)
+	checkExternalDNS(t, m.deployment(t, "external-dns"), env["ETCD_ENDPOINT"])
+
+	// The listeners' ports, as the probes and container ports name them.
+	ports := map[string]string{
+		fmt.Sprintf(":%d {", containerPort(t, c, "dns")):                   ":{port:dns} {",
+		fmt.Sprintf("health :%d", c.LivenessProbe.HTTPGet.Port.IntValue()): "health :{httpport:health}",
+		fmt.Sprintf("ready :%d", c.ReadinessProbe.HTTPGet.Port.IntValue()): "ready :{httpport:ready}",
+		fmt.Sprintf("prometheus :%d", containerPort(t, c, "metrics")):      "prometheus :{httpport:metrics}",
+	}
+	for old, placeholder := range ports {
+		if strings.Count(corefile, old) != 1 {
+			t.Fatalf("the ConfigMap's Corefile has no single %q, which the Deployment names", old)
+		}
+		corefile = strings.Replace(corefile, old, placeholder, 1)
+	}
+	if want := withoutHeader(examplePorts.Replace(readExample(t, "external.Corefile"))); corefile != want {
+		t.Errorf("the ConfigMap's Corefile differs from external.Corefile's:\n%s\nexternal.Corefile:\n%s", corefile, want)
+	}
+
+	etcd := startEtcd(t)
+	putRecords(t, etcd, a("app."+env["DOMAIN"], exampleInternal))
+	env["ETCD_ENDPOINT"] = etcd.Endpoint()
+	setEnv(t, env)
+	srv := startExample(t, corefile, env)
+	checkExternalView(t, srv.Addr("dns"), env["DOMAIN"], env["GLOBAL_ADDR"])
+	checkHTTP(t, "http://"+srv.Addr("health")+c.LivenessProbe.HTTPGet.Path, "")
+	checkHTTP(t, "http://"+srv.Addr("ready")+c.ReadinessProbe.HTTPGet.Path, "")
+	checkHTTP(t, "http://"+srv.Addr("metrics")+"/metrics", "coredns_dns_requests_total")
+}
+
+// checkCoreDNSPod checks the CoreDNS Deployment's pod: the image, non-root
+// with nothing but NET_BIND_SERVICE and a read-only root, -conf naming the
+// mounted Corefile.
+func checkCoreDNSPod(t *testing.T, d *appsv1.Deployment) {
+	pod := d.Spec.Template.Spec
+	c := pod.Containers[0]
+	if !strings.Contains(c.Image, "/coredns-globaladdr:") {
+		t.Errorf("image %q is not coredns-globaladdr's", c.Image)
+	}
+	if pod.SecurityContext == nil || !ptrTrue(pod.SecurityContext.RunAsNonRoot) {
+		t.Error("the pod may run as root: runAsNonRoot is not set")
+	}
+	sc := c.SecurityContext
+	if sc == nil || !ptrTrue(sc.ReadOnlyRootFilesystem) || sc.Capabilities == nil ||
+		!slices.Equal(sc.Capabilities.Add, []corev1.Capability{"NET_BIND_SERVICE"}) ||
+		!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("container security context %v: want a read-only root, NET_BIND_SERVICE added and ALL dropped", sc)
+	}
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
+		if p == nil || p.HTTPGet == nil {
+			t.Fatal("the container lacks its HTTP liveness or readiness probe")
+		}
+	}
+	if len(c.Command) != 0 || len(c.Args) != 2 || c.Args[0] != "-conf" {
+		t.Errorf("command %q, args %q: want the image's entrypoint with -conf FILE", c.Command, c.Args)
+	}
+}
+
+// corefile returns the Corefile the Deployment d gives CoreDNS with -conf:
+// a key of a ConfigMap mounted from a volume.
+func (m manifests) corefile(t *testing.T, d *appsv1.Deployment) string {
+	c := d.Spec.Template.Spec.Containers[0]
+	conf := c.Args[len(c.Args)-1]
+	for _, mount := range c.VolumeMounts {
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Name != mount.Name || v.ConfigMap == nil {
+				continue
+			}
+			cm := m.configMap(t, v.ConfigMap.Name)
+			for _, item := range v.ConfigMap.Items {
+				if path.Join(mount.MountPath, item.Path) == conf {
+					return cm.Data[item.Key]
+				}
+			}
+		}
+	}
+	t.Fatalf("no ConfigMap is mounted at %s, the -conf of %s", conf, d.Name)
+	return ""
+}
+
+// checkService checks that s balances UDP and TCP port 53 to d's DNS ports.
+func checkService(t *testing.T, s *corev1.Service, d *appsv1.Deployment) {
+	if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		t.Errorf("service %s is of type %q, want LoadBalancer", s.Name, s.Spec.Type)
+	}
+	pod := d.Spec.Template
+	for k, v := range s.Spec.Selector {
+		if pod.Labels[k] != v {
+			t.Errorf("service %s selects %s=%s, which %s's pods lack", s.Name, k, v, d.Name)
+		}
+	}
+	var served []string
+	for _, p := range s.Spec.Ports {
+		for _, cp := range pod.Spec.Containers[0].Ports {
+			if cp.Protocol == p.Protocol && (p.TargetPort.String() == cp.Name || p.TargetPort.IntValue() == int(cp.ContainerPort)) {
+				served = append(served, fmt.Sprintf("%d/%s->%d", p.Port, p.Protocol, cp.ContainerPort))
+			}
+		}
+	}
+	slices.Sort(served)
+	if want := []string{"53/TCP->53", "53/UDP->53"}; !slices.Equal(served, want) {
+		t.Errorf("service %s serves %q, want %q", s.Name, served, want)
+	}
+}
+
+// checkExternalDNS checks external-dns's Deployment d: the coredns provider,
+// Ingresses, the TXT registry with an owner, and the etcd at etcdURL.
+func checkExternalDNS(t *testing.T, d *appsv1.Deployment, etcdURL string) {
+	c := d.Spec.Template.Spec.Containers[0]
+	for _, arg := range []string{"--provider=coredns", "--source=ingress", "--registry=txt", "--txt-owner-id="} {
+		if !slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, arg) }) {
+			t.Errorf("external-dns lacks %s", arg)
+		}
+	}
+	if got := containerEnv(c)["ETCD_URLS"]; got != etcdURL || got == "" {
+		t.Errorf("external-dns writes to ETCD_URLS %q, CoreDNS reads %q", got, etcdURL)
+	}
+}
+
+// readManifests decodes every manifest of corefile-examples/kubernetes.
+func readManifests(t *testing.T) manifests {
+	m := manifests{map[string]*corev1.ConfigMap{}, map[string]*appsv1.Deployment{}, map[string]*corev1.Service{}}
+	files, err := filepath.Glob(filepath.Join(examplesDir, "kubernetes", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, doc := range bytes.Split(b, []byte("\n---\n")) {
+			if err := m.decode(doc); err != nil {
+				t.Errorf("%s, document %d: %v", filepath.Base(f), i+1, err)
+			}
+		}
+	}
+	return m
+}
+
+// decode decodes doc, one object, strictly into the type of its kind.
+func (m manifests) decode(doc []byte) error {
+	var meta metav1.TypeMeta
+	if err := yaml.Unmarshal(doc, &meta); err != nil {
+		return err
+	}
+	var obj interface{ GetName() string }
+	var add func()
+	switch gvk := meta.APIVersion + " " + meta.Kind; gvk {
+	case "v1 ConfigMap":
+		o := new(corev1.ConfigMap)
+		obj, add = o, func() { m.configMaps[o.Name] = o }
+	case "apps/v1 Deployment":
+		o := new(appsv1.Deployment)
+		obj, add = o, func() { m.deployments[o.Name] = o }
+	case "v1 Service":
+		o := new(corev1.Service)
+		obj, add = o, func() { m.services[o.Name] = o }
+	default:
+		return fmt.Errorf("unexpected kind %q", gvk)
+	}
+	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+		return err
+	}
+	add()
+	return nil
+}
+
+func (m manifests) configMap(t *testing.T, name string) *corev1.ConfigMap {
+	return lookup(t, "ConfigMap", m.configMaps, name)
+}
+
+func (m manifests) deployment(t *testing.T, name string) *appsv1.Deployment {
+	d := lookup(t, "Deployment", m.deployments, name)
+	if len(d.Spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("Deployment %s has %d containers, want 1", name, len(d.Spec.Template.Spec.Containers))
+	}
+	return d
+}
+
+func (m manifests) service(t *testing.T, name string) *corev1.Service {
+	return lookup(t, "Service", m.services, name)
+}
+
+// lookup returns objects[name], and fails t if there is none.
+func lookup[T any](t *testing.T, kind string, objects map[string]*T, name string) *T {
+	o, ok := objects[name]
+	if !ok {
+		t.Fatalf("no %s %s among the manifests", kind, name)
+	}
+	return o
+}
+
+// containerEnv returns c's environment variables with plain values.
+func containerEnv(c corev1.Container) map[string]string {
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	return env
+}
+
+// containerPort returns the number of c's port called name.
+func containerPort(t *testing.T, c corev1.Container, name string) int32 {
+	for _, p := range c.Ports {
+		if p.Name == name {
+			return p.ContainerPort
+		}
+	}
+	t.Fatalf("container %s has no port %s", c.Name, name)
+	return 0
+}
+
+// withoutHeader returns corefile without its first line, the comment.
+func withoutHeader(corefile string) string {
+	_, rest, _ := strings.Cut(corefile, "\n")
+	return rest
+}
+
+func ptrTrue(b *bool) bool { return b != nil && *b }

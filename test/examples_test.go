@@ -1,0 +1,240 @@
+package test
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coredns/coredns/plugin/test"
+
+	"github.com/miekg/dns"
+)
+
+// The values the tests give the examples' placeholders.
+const (
+	exampleDomain   = "example.com"
+	exampleGlobal   = "203.0.113.10"
+	exampleInternal = "192.168.0.51"
+	// The two listening addresses of bind-split.Corefile.
+	exampleInternalAddr = "127.0.0.1"
+	exampleExternalAddr = "127.0.0.2"
+)
+
+// examplesDir is where the examples are, relative to this package.
+const examplesDir = "../corefile-examples"
+
+// examplePorts turns the examples' port placeholders into startCoreDNS's, so
+// that each test gets free ports. CoreDNS itself expands the other
+// placeholders from the environment, as it does for users.
+var examplePorts = strings.NewReplacer(
+	"{$DNS_PORT}", "{port:dns}",
+	"{$INTERNAL_PORT}", "{port:internal}",
+	"{$EXTERNAL_PORT}", "{port:external}",
+	"{$HEALTH_PORT}", "{httpport:health}",
+	"{$READY_PORT}", "{httpport:ready}",
+	"{$METRICS_PORT}", "{httpport:metrics}",
+)
+
+// envPlaceholder is an environment placeholder of a Corefile.
+var envPlaceholder = regexp.MustCompile(`\{\$([A-Za-z0-9_]+)\}`)
+
+// upstreamCorefile is the resolver the internal views forward to: it knows
+// one name outside the examples' domain.
+const upstreamCorefile = `example.org:{port:upstream} {
+	hosts {
+		198.51.100.7 www.example.org
+	}
+}
+`
+
+// TestCorefileExamples starts CoreDNS from every Corefile in
+// corefile-examples/, with its placeholders set, against an etcd holding an
+// Ingress's record as external-dns writes it, and asks each listener: an
+// internal view answers the internal address and forwards other names (to a
+// resolver of the test, on loopback), an external view answers the global
+// address and refuses other names; the DNSSEC example signs the rewritten
+// answer. Each example's health, ready and metrics listeners answer too.
+func TestCorefileExamples(t *testing.T) {
+	etcd := startEtcd(t)
+	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal))
+	upstream := startCoreDNS(t, upstreamCorefile)
+	key, keyFile := writeKey(t, dns.Fqdn(exampleDomain))
+	env := map[string]string{
+		"DOMAIN":        exampleDomain,
+		"GLOBAL_ADDR":   exampleGlobal,
+		"ETCD_ENDPOINT": etcd.Endpoint(),
+		"UPSTREAM":      upstream.Addr("upstream"),
+		"INTERNAL_ADDR": exampleInternalAddr,
+		"EXTERNAL_ADDR": exampleExternalAddr,
+		"DNSSEC_KEY":    keyFile,
+	}
+	setEnv(t, env)
+	signed := func(t *testing.T, addr string) {
+		checkExternalView(t, addr, exampleDomain, exampleGlobal)
+		checkSigned(t, addr, "app."+exampleDomain, key)
+	}
+
+	examples := []struct {
+		file  string
+		views func(c *coreDNS) []view
+	}{
+		{"external.Corefile", func(c *coreDNS) []view {
+			return []view{{"external", c.Addr("dns"), checkExternal}}
+		}},
+		{"internal.Corefile", func(c *coreDNS) []view {
+			return []view{{"internal", c.Addr("dns"), checkInternal}}
+		}},
+		{"single-process.Corefile", func(c *coreDNS) []view {
+			return []view{{"internal", c.Addr("internal"), checkInternal}, {"external", c.Addr("external"), checkExternal}}
+		}},
+		{"bind-split.Corefile", func(c *coreDNS) []view {
+			_, port, _ := net.SplitHostPort(c.Addr("dns"))
+			return []view{
+				{"internal", net.JoinHostPort(exampleInternalAddr, port), checkInternal},
+				{"external", net.JoinHostPort(exampleExternalAddr, port), checkExternal},
+			}
+		}},
+		{"dnssec.Corefile", func(c *coreDNS) []view {
+			return []view{{"external", c.Addr("dns"), signed}}
+		}},
+	}
+	files, err := filepath.Glob(filepath.Join(examplesDir, "*.Corefile"))
+	if err != nil || len(files) != len(examples) {
+		t.Fatalf("%s holds %d Corefiles, %v; this test knows %d", examplesDir, len(files), err, len(examples))
+	}
+	for _, ex := range examples {
+		t.Run(ex.file, func(t *testing.T) {
+			// Parallel: stopping CoreDNS takes the health plugin's lameduck.
+			t.Parallel()
+			corefile := readExample(t, ex.file)
+			checkHeader(t, ex.file, corefile)
+			c := startExample(t, examplePorts.Replace(corefile), env)
+			for _, v := range ex.views(c) {
+				t.Run(v.name, func(t *testing.T) { v.check(t, v.addr) })
+			}
+			checkHTTP(t, "http://"+c.Addr("health")+"/health", "")
+			checkHTTP(t, "http://"+c.Addr("ready")+"/ready", "")
+			checkHTTP(t, "http://"+c.Addr("metrics")+"/metrics", "coredns_dns_requests_total")
+		})
+	}
+}
+
+// view is a DNS listener of an example and the check of what it answers.
+type view struct {
+	name  string // "internal" or "external"
+	addr  string
+	check func(t *testing.T, addr string)
+}
+
+// checkInternal checks an internal view at addr: the etcd zone answers the
+// internal address, other names are forwarded.
+func checkInternal(t *testing.T, addr string) {
+	checkCase(t, addr, test.Case{
+		Qname: "app." + exampleDomain + ".", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.A("app." + exampleDomain + ". 303 IN A " + exampleInternal)},
+	})
+	checkCase(t, addr, test.Case{
+		Qname: "www.example.org.", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.A("www.example.org. 303 IN A 198.51.100.7")},
+	})
+}
+
+// checkExternal checks an external view of the examples' domain at addr.
+func checkExternal(t *testing.T, addr string) {
+	checkExternalView(t, addr, exampleDomain, exampleGlobal)
+}
+
+// checkExternalView checks an external view at addr: app.DOMAIN answers the
+// global address (with the TTL the view's cache gives, so any TTL), and
+// names outside the domain are refused, so that it is no open resolver.
+func checkExternalView(t *testing.T, addr, domain, global string) {
+	checkCase(t, addr, test.Case{
+		Qname: "app." + domain + ".", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.A("app." + domain + ". 303 IN A " + global)},
+	})
+	checkCase(t, addr, test.Case{Qname: "www.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeRefused})
+}
+
+// checkSigned checks that the A records of name at addr come with an RRSIG
+// that verifies with key.
+func checkSigned(t *testing.T, addr, name string, key *dns.DNSKEY) {
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
+	m.SetEdns0(4096, true)
+	r := exchange(t, "udp", addr, m)
+	if !slices.ContainsFunc(r.Answer, func(rr dns.RR) bool {
+		sig, ok := rr.(*dns.RRSIG)
+		return ok && sig.TypeCovered == dns.TypeA
+	}) {
+		t.Fatalf("no RRSIG of the A records of %s:\n%v", name, r)
+	}
+	verifySignatures(t, key, r.Answer)
+}
+
+// readExample returns the content of the example file name.
+func readExample(t *testing.T, name string) string {
+	b, err := os.ReadFile(filepath.Join(examplesDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// checkHeader fails t unless corefile begins with one comment line, saying
+// when to use it, and has no other comment.
+func checkHeader(t *testing.T, name, corefile string) {
+	lines := strings.Split(corefile, "\n")
+	if !strings.HasPrefix(lines[0], "# ") {
+		t.Errorf("%s does not begin with a comment saying when to use it", name)
+	}
+	for i, l := range lines[1:] {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
+			t.Errorf("%s:%d: a comment beyond the one-line header", name, i+2)
+		}
+	}
+}
+
+// setEnv sets env in the environment, for CoreDNS to expand the {$NAME}
+// placeholders of the Corefiles t starts, until t ends.
+func setEnv(t *testing.T, env map[string]string) {
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+}
+
+// startExample starts CoreDNS with startCoreDNS from corefile, whose {$NAME}
+// placeholders setEnv has set to env. t fails if the Corefile names a
+// variable env lacks.
+func startExample(t *testing.T, corefile string, env map[string]string) *coreDNS {
+	t.Helper()
+	for _, m := range envPlaceholder.FindAllStringSubmatch(corefile, -1) {
+		if _, ok := env[m[1]]; !ok {
+			t.Fatalf("the Corefile uses {$%s}, which the test does not set", m[1])
+		}
+	}
+	return startCoreDNS(t, corefile)
+}
+
+// checkHTTP fails t unless a GET of url answers 200 OK with a body that
+// contains want.
+func checkHTTP(t *testing.T, url, want string) {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Errorf("GET %s: %v", url, err)
+		return
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+		t.Errorf("GET %s: %s, %v, body lacks %q:\n%.500s", url, resp.Status, err, want, body)
+	}
+}
