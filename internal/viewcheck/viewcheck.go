@@ -1,0 +1,171 @@
+// Package viewcheck tells whether a reply of globaladdr's external view shows
+// what it must never show: an internal address, a hidden name, or an
+// external-dns ownership record. The fuzz test of the plugin and the
+// end-to-end tests judge every reply with it.
+//
+// It is written from the specification (DESIGN.md), not from the plugin's
+// code: names are compared label by label in wire form, addresses with
+// net/netip, so that a mistake in the plugin's own comparisons is not
+// repeated here.
+package viewcheck
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+// DefaultInternal are the ranges globaladdr counts as internal when its
+// Corefile names none.
+var DefaultInternal = MustPrefixes("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
+	"127.0.0.0/8", "169.254.0.0/16", "fc00::/7", "fe80::/10", "::1/128")
+
+// Policy is what one external view must not show.
+type Policy struct {
+	// Internal holds the internal ranges and the sources of the maps.
+	Internal []netip.Prefix
+	// Hide holds the hidden names.
+	Hide []string
+	// KeepRegistry lets ownership records through.
+	KeepRegistry bool
+}
+
+// MustPrefixes parses addresses and prefixes; an address is a prefix of its
+// full length. It panics on anything else.
+func MustPrefixes(s ...string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range s {
+		if !strings.Contains(p, "/") {
+			a := netip.MustParseAddr(p)
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+			continue
+		}
+		out = append(out, netip.MustParsePrefix(p))
+	}
+	return out
+}
+
+// Check returns an error naming the first record of m, in any section, that
+// the view must not show: an A or AAAA record whose address is internal
+// (an IPv4-mapped IPv6 address is judged by its IPv4 address too), a record
+// owned by a hidden name or pointing to one (CNAME, DNAME, SRV, MX, NS, PTR,
+// NSEC), or an ownership TXT record unless KeepRegistry.
+func (p *Policy) Check(m *dns.Msg) error {
+	for _, section := range [][]dns.RR{m.Answer, m.Ns, m.Extra} {
+		for _, rr := range section {
+			if err := p.CheckRR(rr); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CheckRR is Check for one record. The OPT pseudo-record is never a leak.
+func (p *Policy) CheckRR(rr dns.RR) error {
+	if rr.Header().Rrtype == dns.TypeOPT {
+		return nil
+	}
+	if p.Hidden(rr.Header().Name) {
+		return fmt.Errorf("hidden owner: %s", rr)
+	}
+	if t := pointsTo(rr); t != "" && p.Hidden(t) {
+		return fmt.Errorf("hidden target: %s", rr)
+	}
+	if a, ok := address(rr); ok && p.IsInternal(a) {
+		return fmt.Errorf("internal address: %s", rr)
+	}
+	if t, ok := rr.(*dns.TXT); ok && !p.KeepRegistry && Ownership(t) {
+		return fmt.Errorf("ownership record: %s", rr)
+	}
+	return nil
+}
+
+// IsInternal reports whether a is in an internal range.
+func (p *Policy) IsInternal(a netip.Addr) bool {
+	for _, pr := range p.Internal {
+		if pr.Contains(a) || a.Is4In6() && pr.Contains(a.Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+// Hidden reports whether name is a hidden name or below one.
+func (p *Policy) Hidden(name string) bool {
+	l := Labels(name)
+	for _, h := range p.Hide {
+		hl := Labels(h)
+		if len(hl) <= len(l) && equalFold(hl, l[len(l)-len(hl):]) {
+			return true
+		}
+	}
+	return false
+}
+
+// Ownership reports whether t is an external-dns ownership record: its text
+// begins with external-dns's heritage marker, with or without the quotes the
+// etcd plugin serves external-dns's text with.
+func Ownership(t *dns.TXT) bool {
+	return len(t.Txt) > 0 && strings.HasPrefix(strings.TrimLeft(t.Txt[0], `\"`), "heritage=external-dns")
+}
+
+// Labels returns the labels of name in wire form (escapes resolved), or nil
+// for a name that does not pack.
+func Labels(name string) []string {
+	buf := make([]byte, 256)
+	n, err := dns.PackDomainName(dns.Fqdn(name), buf, 0, nil, false)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for i := 0; i < n && buf[i] != 0; i += int(buf[i]) + 1 {
+		out = append(out, string(buf[i+1:i+1+int(buf[i])]))
+	}
+	return out
+}
+
+// equalFold compares labels, ignoring ASCII case.
+func equalFold(a, b []string) bool {
+	for i := range a {
+		if !strings.EqualFold(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// pointsTo returns the name in rr's data that the view must not show hidden.
+func pointsTo(rr dns.RR) string {
+	switch rr := rr.(type) {
+	case *dns.CNAME:
+		return rr.Target
+	case *dns.DNAME:
+		return rr.Target
+	case *dns.SRV:
+		return rr.Target
+	case *dns.MX:
+		return rr.Mx
+	case *dns.NS:
+		return rr.Ns
+	case *dns.PTR:
+		return rr.Ptr
+	case *dns.NSEC:
+		return rr.NextDomain
+	}
+	return ""
+}
+
+// address returns the address of an A or AAAA record.
+func address(rr dns.RR) (netip.Addr, bool) {
+	switch rr := rr.(type) {
+	case *dns.A:
+		a, ok := netip.AddrFromSlice(rr.A)
+		return a.Unmap(), ok
+	case *dns.AAAA:
+		return netip.AddrFromSlice(rr.AAAA)
+	}
+	return netip.Addr{}, false
+}
