@@ -92,6 +92,9 @@ func (p *policy) section(rrs []dns.RR, from int, g *globals, t *tally) ([]dns.RR
 // records (RFC 2181 section 5.2): a rewritten record's TTL can differ from
 // that of an untouched record beside it. What it changes, it copies.
 func uniformTTL(out []dns.RR) {
+	if sameTTL(out) {
+		return
+	}
 	for i, rr := range out {
 		if _, _, ok := address(rr); !ok {
 			continue
@@ -101,6 +104,24 @@ func uniformTTL(out []dns.RR) {
 			out[i].Header().Ttl = low
 		}
 	}
+}
+
+// sameTTL reports whether the A and AAAA records of rrs all have one TTL,
+// so that no RRset has a TTL to lower: the common case, seen in one pass.
+func sameTTL(rrs []dns.RR) bool {
+	first := -1
+	for _, rr := range rrs {
+		if _, _, ok := address(rr); !ok {
+			continue
+		}
+		switch ttl := int(rr.Header().Ttl); {
+		case first < 0:
+			first = ttl
+		case ttl != first:
+			return false
+		}
+	}
+	return true
 }
 
 // lowestTTL returns the lowest TTL of the records of rrs in rr's RRset.
@@ -166,9 +187,10 @@ func duplicate(rrs []dns.RR, rr dns.RR) bool {
 	if !ok {
 		return false
 	}
+	name := rr.Header().Name
 	for _, o := range rrs {
 		oip, ov4, ok := address(o)
-		if ok && ov4 == v4 && oip.Equal(ip) && strings.EqualFold(o.Header().Name, rr.Header().Name) {
+		if ok && ov4 == v4 && oip.Equal(ip) && strings.EqualFold(o.Header().Name, name) {
 			return true
 		}
 	}

@@ -1,0 +1,144 @@
+//go:build linux
+
+// Command bench measures what globaladdr costs a running CoreDNS: it starts an
+// embedded etcd holding records as external-dns writes them, and the
+// project's coredns binary with pairs of server blocks that differ only by
+// globaladdr, on three paths (etcd behind cache, etcd, file). It runs dnsperf
+// against each block of a pair in turn, round after round, and prints the
+// queries per second, the with/without ratio of each path (median of the
+// rounds) and coredns's peak RSS; then the propagation time from an etcd
+// write to the external view's first rewritten answer.
+//
+// With -soak DURATION it instead runs dnsperf against one external block for
+// that long and checks that coredns's RSS stays flat.
+//
+// Everything listens on loopback, on ports that were free; everything the
+// command starts is stopped before it exits. It needs dnsperf (Debian
+// package dnsperf). See BENCHMARKS.md.
+//
+// Usage:
+//
+//	go run ./bench [-coredns ./coredns] [-rounds 5] [-duration 5s] [-soak 10m]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/globaladdr/globaladdr/internal/etcdtest"
+)
+
+// options are the command's flags.
+type options struct {
+	coredns     string
+	rounds      int
+	duration    time.Duration
+	clients     int
+	samples     int
+	soak        time.Duration
+	soakPath    string
+	keepWorkDir bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.coredns, "coredns", "./coredns", "the CoreDNS binary to measure (make build)")
+	flag.IntVar(&o.rounds, "rounds", 5, "rounds; each runs dnsperf on every path, without then with globaladdr")
+	flag.DurationVar(&o.duration, "duration", 5*time.Second, "length of one dnsperf run")
+	flag.IntVar(&o.clients, "clients", 4, "dnsperf clients (-c)")
+	flag.IntVar(&o.samples, "propagation", 20, "propagation samples per path")
+	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf this long against one external block and sample coredns's RSS")
+	flag.StringVar(&o.soakPath, "soak-path", "file", "the path the soak runs on: etcd+cache, etcd or file")
+	flag.BoolVar(&o.keepWorkDir, "keep", false, "keep the work directory (Corefile, zone, queries, coredns's log)")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, o)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// run sets up etcd and coredns, measures, and tears everything down.
+func run(ctx context.Context, o options) error {
+	dnsperfPath, err := lookDNSPerf()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "globaladdr-bench-")
+	if err != nil {
+		return err
+	}
+	if o.keepWorkDir {
+		defer fmt.Printf("work directory: %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+
+	etcd, err := etcdtest.Start(filepath.Join(dir, "etcd"))
+	if err != nil {
+		return err
+	}
+	defer etcd.Close()
+	records := sampleRecords()
+	if err := loadEtcd(ctx, etcd.Client(), records); err != nil {
+		return fmt.Errorf("load etcd: %w", err)
+	}
+	zoneFile, queryFile := filepath.Join(dir, "db.example.com"), filepath.Join(dir, "queries.txt")
+	if err := writeZone(zoneFile, records); err != nil {
+		return err
+	}
+	if err := writeQueries(queryFile, records); err != nil {
+		return err
+	}
+
+	// One process per variant: the same blocks, without and with globaladdr.
+	paths := newPaths()
+	for v, name := range variantNames {
+		srv, err := startCoreDNS(ctx, o.coredns, dir, name, blocksOf(paths, v), etcd.Endpoint(), zoneFile)
+		if err != nil {
+			return err
+		}
+		defer srv.stop()
+	}
+	if err := checkViews(paths); err != nil {
+		return err
+	}
+
+	printMachine(o, dnsperfPath)
+	perf := dnsperf{path: dnsperfPath, queries: queryFile, clients: o.clients}
+	if o.soak > 0 {
+		p := findPath(paths, o.soakPath)
+		if p == nil {
+			return fmt.Errorf("-soak-path %q: want etcd+cache, etcd or file", o.soakPath)
+		}
+		return soak(ctx, perf, p.blocks[with], o.soak)
+	}
+	if err := throughput(ctx, perf, paths, o); err != nil {
+		return err
+	}
+	if o.samples <= 0 {
+		return nil
+	}
+	return propagation(ctx, etcd.Client(), paths, o.samples)
+}
+
+// printMachine prints what the figures were measured on.
+func printMachine(o options, dnsperfPath string) {
+	fmt.Printf("## Machine\n\n")
+	fmt.Printf("- CPU: %s, %d logical CPUs (load average %s)\n", cpuModel(), runtime.NumCPU(), loadAverage())
+	version, _ := exec.Command(o.coredns, "-version").Output()
+	fmt.Printf("- Go: %s (bench); coredns: %s, %s\n", runtime.Version(), o.coredns, strings.TrimRight(strings.Join(strings.Fields(string(version)), " "), ","))
+	fmt.Printf("- dnsperf: %s, %d clients, runs of %s\n\n", dnsperfPath, o.clients, o.duration)
+}

@@ -1,0 +1,79 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/globaladdr/globaladdr/internal/externaldns"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// The external view's configuration in every "with" block, and what its
+// answers must show.
+const (
+	globalV4   = "203.0.113.10"
+	globalV6   = "2001:db8::10"
+	globalTTL  = 900
+	recordTTL  = 300
+	zoneSOA    = "@ 300 IN SOA ns.dns.example.com. hostmaster.example.com. 1 7200 1800 86400 30"
+	zoneOrigin = "example.com."
+)
+
+// sampleRecords returns what the benchmark serves: 200 Ingress hosts with an
+// internal IPv4 address and their ownership records, every fourth also with
+// an internal IPv6 address, and 20 Services with a public address, which the
+// external view passes unchanged.
+func sampleRecords() []externaldns.Record {
+	var rs []externaldns.Record
+	for i := range 200 {
+		name := fmt.Sprintf("app-%03d.example.com", i)
+		resource := "ingress/default/" + strings.TrimSuffix(name, ".example.com")
+		rs = append(rs, externaldns.Record{Name: name, Type: "A", Targets: []string{fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)}, TTL: recordTTL, Resource: resource})
+		if i%4 == 0 {
+			rs = append(rs, externaldns.Record{Name: name, Type: "AAAA", Targets: []string{fmt.Sprintf("fd00::1:%x", i+1)}, TTL: recordTTL, Resource: resource})
+		}
+	}
+	for i := range 20 {
+		name := fmt.Sprintf("pub-%02d.example.com", i)
+		rs = append(rs, externaldns.Record{Name: name, Type: "A", Targets: []string{fmt.Sprintf("198.51.100.%d", i+1)}, TTL: recordTTL, Resource: "service/default/" + name[:6]})
+	}
+	return rs
+}
+
+// loadEtcd writes rs into etcd as external-dns's coredns provider does.
+func loadEtcd(ctx context.Context, cli *clientv3.Client, rs []externaldns.Record) error {
+	for _, r := range rs {
+		if err := externaldns.Put(ctx, cli, "", r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeZone writes rs, without ownership records, as the zone file of
+// example.com for the file backend.
+func writeZone(path string, rs []externaldns.Record) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "$ORIGIN %s\n%s\n@ 300 IN NS ns.dns.example.com.\nns.dns 300 IN A 192.0.2.53\n", zoneOrigin, zoneSOA)
+	for _, r := range rs {
+		for _, t := range r.Targets {
+			fmt.Fprintf(&b, "%s. %d IN %s %s\n", r.Name, r.TTL, r.Type, t)
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// writeQueries writes dnsperf's input: one query per name and type of rs, so
+// that three in four answers hold an internal address to rewrite.
+func writeQueries(path string, rs []externaldns.Record) error {
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "%s %s\n", r.Name, r.Type)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
