@@ -21,13 +21,13 @@ type ResponseWriter struct {
 func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 	var t tally
 	out, err := w.g.policy.rewrite(res, w.g.addrs.Load(), &t)
-	t.report(w.ctx)
 	if err != nil {
 		log.Debugf("%s: SERVFAIL: %v", questionName(w.req), err)
 		m := new(dns.Msg)
 		m.SetRcode(w.req, dns.RcodeServerFailure)
 		return w.ResponseWriter.WriteMsg(m)
 	}
+	t.report(w.ctx)
 	if out != res && emptied(res, out) && !isTransfer(w.req) {
 		w.deny(out, allRegistry(res.Answer))
 	}
