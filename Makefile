@@ -82,8 +82,9 @@ image: build
 bench: build
 	$(GO) run ./bench -coredns ./$(BINARY) $(BENCH_FLAGS)
 
-# soak runs dnsperf against the external view for SOAK and fails when the RSS
-# of coredns does not stay flat within 10%.
+# soak runs dnsperf with mixed names and types against the external view for
+# SOAK and fails when a query is lost, when the RSS of coredns does not stay
+# flat within 10% or when its goroutines grow.
 SOAK ?= 10m
 soak: build
 	$(GO) run ./bench -coredns ./$(BINARY) -soak $(SOAK) $(BENCH_FLAGS)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,9 @@ type block struct {
 	variant int
 	port    int
 	srv     *coreDNS // the process serving it
+	// metrics makes the block export coredns's metrics on metricsPort.
+	metrics     bool
+	metricsPort int
 }
 
 func (b *block) String() string {
@@ -92,6 +96,9 @@ func corefile(blocks []*block, etcdEndpoint, zoneFile string) string {
 		if bl.path.cache {
 			b.WriteString("\tcache 30\n")
 		}
+		if bl.metrics {
+			fmt.Fprintf(&b, "\tprometheus 127.0.0.1:%d\n", bl.metricsPort)
+		}
 		if bl.variant == with {
 			fmt.Fprintf(&b, "\tglobaladdr %s %s {\n\t\tttl %d\n\t}\n", globalV4, globalV6, globalTTL)
 		}
@@ -123,6 +130,11 @@ func startCoreDNS(ctx context.Context, binary, dir, name string, blocks []*block
 		for _, b := range blocks {
 			if b.port, err = freePort(); err != nil {
 				return nil, err
+			}
+			if b.metrics {
+				if b.metricsPort, err = freePort(); err != nil {
+					return nil, err
+				}
 			}
 		}
 		conf := filepath.Join(dir, "Corefile."+name)
@@ -242,6 +254,27 @@ func (c *coreDNS) memory() (rss, peak int64, err error) {
 		return 0, 0, errors.New("no VmRSS or VmHWM in /proc/PID/status")
 	}
 	return rss, peak, s.Err()
+}
+
+// goroutines returns the go_goroutines that b's coredns exports on its
+// metrics port.
+func (b *block) goroutines() (int64, error) {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", b.metricsPort))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	s := bufio.NewScanner(resp.Body)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "go_goroutines "); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("%s: no go_goroutines in its metrics", b)
 }
 
 // cpuTime returns the CPU time coredns has used so far, user and system, in

@@ -9,8 +9,9 @@
 // rounds) and coredns's peak RSS; then the propagation time from an etcd
 // write to the external view's first rewritten answer.
 //
-// With -soak DURATION it instead runs dnsperf against one external block for
-// that long and checks that coredns's RSS stays flat.
+// With -soak DURATION it instead runs dnsperf with mixed names and types
+// against one external block for that long and checks that no query is lost,
+// that coredns's RSS stays flat and that its goroutines do not grow.
 //
 // Everything listens on loopback, on ports that were free; everything the
 // command starts is stopped before it exits. It needs dnsperf (Debian
@@ -56,7 +57,7 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "length of one dnsperf run")
 	flag.IntVar(&o.clients, "clients", 4, "dnsperf clients (-c)")
 	flag.IntVar(&o.samples, "propagation", 20, "propagation samples per path")
-	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf this long against one external block and sample coredns's RSS")
+	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf with mixed queries this long against one external block and sample coredns's RSS and goroutines")
 	flag.StringVar(&o.soakPath, "soak-path", "file", "the path the soak runs on: etcd+cache, etcd or file")
 	flag.BoolVar(&o.keepWorkDir, "keep", false, "keep the work directory (Corefile, zone, queries, coredns's log)")
 	flag.Parse()
@@ -95,16 +96,29 @@ func run(ctx context.Context, o options) error {
 	if err := loadEtcd(ctx, etcd.Client(), records); err != nil {
 		return fmt.Errorf("load etcd: %w", err)
 	}
-	zoneFile, queryFile := filepath.Join(dir, "db.example.com"), filepath.Join(dir, "queries.txt")
+	zoneFile, queryFile, soakFile := filepath.Join(dir, "db.example.com"), filepath.Join(dir, "queries.txt"), filepath.Join(dir, "soak-queries.txt")
 	if err := writeZone(zoneFile, records); err != nil {
 		return err
 	}
-	if err := writeQueries(queryFile, records); err != nil {
+	if err := writeQueries(queryFile, queries(records)); err != nil {
+		return err
+	}
+	if err := writeQueries(soakFile, soakQueries(records)); err != nil {
 		return err
 	}
 
-	// One process per variant: the same blocks, without and with globaladdr.
+	// One process per variant: the same blocks, without and with globaladdr;
+	// the soaked block also exports coredns's metrics.
 	paths := newPaths()
+	var soaked *block
+	if o.soak > 0 {
+		p := findPath(paths, o.soakPath)
+		if p == nil {
+			return fmt.Errorf("-soak-path %q: want etcd+cache, etcd or file", o.soakPath)
+		}
+		soaked = p.blocks[with]
+		soaked.metrics = true
+	}
 	for v, name := range variantNames {
 		srv, err := startCoreDNS(ctx, o.coredns, dir, name, blocksOf(paths, v), etcd.Endpoint(), zoneFile)
 		if err != nil {
@@ -117,13 +131,10 @@ func run(ctx context.Context, o options) error {
 	}
 
 	printMachine(o, dnsperfPath)
-	perf := dnsperf{path: dnsperfPath, queries: queryFile, clients: o.clients}
-	if o.soak > 0 {
-		p := findPath(paths, o.soakPath)
-		if p == nil {
-			return fmt.Errorf("-soak-path %q: want etcd+cache, etcd or file", o.soakPath)
-		}
-		return soak(ctx, perf, p.blocks[with], o.soak)
+	perf := dnsperf{path: dnsperfPath, queries: queryFile, clients: o.clients, rcodes: []string{"NOERROR"}}
+	if soaked != nil {
+		perf.queries, perf.rcodes = soakFile, []string{"NOERROR", "NXDOMAIN"}
+		return soak(ctx, perf, soaked, o.soak)
 	}
 	if err := throughput(ctx, perf, paths, o); err != nil {
 		return err

@@ -68,12 +68,33 @@ func writeZone(path string, rs []externaldns.Record) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-// writeQueries writes dnsperf's input: one query per name and type of rs, so
+// queries returns the comparison's queries: one per name and type of rs, so
 // that three in four answers hold an internal address to rewrite.
-func writeQueries(path string, rs []externaldns.Record) error {
-	var b strings.Builder
+func queries(rs []externaldns.Record) []string {
+	var qs []string
 	for _, r := range rs {
-		fmt.Fprintf(&b, "%s %s\n", r.Name, r.Type)
+		qs = append(qs, r.Name+" "+r.Type)
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return qs
+}
+
+// soakQueries returns the soak's queries, names and types mixed as an
+// external client may ask them: besides those of queries, each name's TXT,
+// its external-dns ownership name ("a-app-000.example.com TXT", NXDOMAIN in
+// the external view) and a nonexistent name (NXDOMAIN), the public names'
+// AAAA, and the apex's SRV, TXT and A.
+func soakQueries(rs []externaldns.Record) []string {
+	qs := []string{zoneOrigin + " SRV", zoneOrigin + " TXT", zoneOrigin + " A"}
+	for _, r := range rs {
+		qs = append(qs, r.Name+" "+r.Type, r.Name+" TXT", strings.ToLower(r.Type)+"-"+r.Name+" TXT", "nx-"+r.Name+" A")
+		if strings.HasPrefix(r.Name, "pub-") {
+			qs = append(qs, r.Name+" AAAA")
+		}
+	}
+	return qs
+}
+
+// writeQueries writes qs, one "name type" a line, as dnsperf's input.
+func writeQueries(path string, qs []string) error {
+	return os.WriteFile(path, []byte(strings.Join(qs, "\n")+"\n"), 0o644)
 }
