@@ -177,10 +177,7 @@ func TestEtcdClusterMemberDown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// viewsCorefile as startViews fills it, with the members' endpoints.
-	backends := strings.ReplaceAll(viewsBackends, "ETCD", strings.Join(cluster.endpoints, " "))
-	corefile := strings.NewReplacer("BACKENDS", backends, "EXTRA", "", "EXTERNAL", "").Replace(viewsCorefile)
-	c := startCoreDNS(t, corefile)
+	c := startCoreDNS(t, viewsCorefileFor(strings.Join(cluster.endpoints, " "), directives{}))
 	app := test.Case{Qname: "app.example.com.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("app.example.com. 900 IN A 203.0.113.10")}}
 	checkCase(t, c.Addr("external"), app)
 

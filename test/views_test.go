@@ -74,12 +74,17 @@ func startViews(t testing.TB, extra directives, records ...externaldns.Record) (
 	t.Helper()
 	etcd := startEtcd(t)
 	putRecords(t, etcd, records...)
-	corefile := strings.NewReplacer(
-		"BACKENDS", strings.ReplaceAll(viewsBackends, "ETCD", etcd.Endpoint()),
+	return startCoreDNS(t, viewsCorefileFor(etcd.Endpoint(), extra)), etcd
+}
+
+// viewsCorefileFor fills viewsCorefile: its etcd plugins read endpoints (one
+// or several, separated by spaces), and extra adds directives.
+func viewsCorefileFor(endpoints string, extra directives) string {
+	return strings.NewReplacer(
+		"BACKENDS", strings.ReplaceAll(viewsBackends, "ETCD", endpoints),
 		"EXTRA", extra.all,
 		"EXTERNAL", extra.external,
 	).Replace(viewsCorefile)
-	return startCoreDNS(t, corefile), etcd
 }
 
 // a, aaaa, cname and txt describe records as external-dns writes them for an
