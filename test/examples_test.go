@@ -1,16 +1,13 @@
 package test
 
 import (
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coredns/coredns/plugin/test"
 
@@ -226,15 +223,7 @@ func startExample(t *testing.T, corefile string, env map[string]string) *coreDNS
 // contains want.
 func checkHTTP(t *testing.T, url, want string) {
 	t.Helper()
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Errorf("GET %s: %v", url, err)
-		return
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
-		t.Errorf("GET %s: %s, %v, body lacks %q:\n%.500s", url, resp.Status, err, want, body)
+	if body := scrape(t, url); !strings.Contains(body, want) {
+		t.Errorf("GET %s: body lacks %q:\n%.500s", url, want, body)
 	}
 }

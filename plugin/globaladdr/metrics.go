@@ -2,6 +2,7 @@ package globaladdr
 
 import (
 	"context"
+	"sync"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/metrics"
@@ -47,27 +48,53 @@ var (
 	}, []string{"server", "family"})
 )
 
+// serverCounters holds the counters of one server, looked up once, so that
+// a reply adds to them without hashing label values under the vectors' lock.
+type serverCounters struct {
+	rewrittenA, rewrittenAAAA         prometheus.Counter
+	droppedA, droppedAAAA, droppedTXT prometheus.Counter
+	hidden                            prometheus.Counter
+}
+
+// counters caches a *serverCounters per server label. Servers are few and
+// live as long as the process; so do their counters in the vectors.
+var counters sync.Map
+
+// countersOf returns the counters of server.
+func countersOf(server string) *serverCounters {
+	if c, ok := counters.Load(server); ok {
+		return c.(*serverCounters)
+	}
+	c, _ := counters.LoadOrStore(server, &serverCounters{
+		rewrittenA:    rewrittenCount.WithLabelValues(server, "A"),
+		rewrittenAAAA: rewrittenCount.WithLabelValues(server, "AAAA"),
+		droppedA:      droppedCount.WithLabelValues(server, "A"),
+		droppedAAAA:   droppedCount.WithLabelValues(server, "AAAA"),
+		droppedTXT:    droppedCount.WithLabelValues(server, "TXT"),
+		hidden:        hiddenCount.WithLabelValues(server),
+	})
+	return c.(*serverCounters)
+}
+
 // report adds what one rewrite did to the metrics, and logs drops at debug.
 func (t *tally) report(ctx context.Context) {
 	if *t == (tally{}) {
 		return
 	}
-	server := metrics.WithServer(ctx)
-	add(rewrittenCount, t.rewrittenA, server, "A")
-	add(rewrittenCount, t.rewrittenAAAA, server, "AAAA")
-	add(droppedCount, t.droppedA, server, "A")
-	add(droppedCount, t.droppedAAAA, server, "AAAA")
-	add(droppedCount, t.droppedTXT, server, "TXT")
-	if t.hidden > 0 {
-		hiddenCount.WithLabelValues(server).Add(float64(t.hidden))
-	}
+	c := countersOf(metrics.WithServer(ctx))
+	add(c.rewrittenA, t.rewrittenA)
+	add(c.rewrittenAAAA, t.rewrittenAAAA)
+	add(c.droppedA, t.droppedA)
+	add(c.droppedAAAA, t.droppedAAAA)
+	add(c.droppedTXT, t.droppedTXT)
+	add(c.hidden, t.hidden)
 	if t.droppedA+t.droppedAAAA > 0 {
 		log.Debugf("dropped %d A and %d AAAA internal records without a global address", t.droppedA, t.droppedAAAA)
 	}
 }
 
-func add(c *prometheus.CounterVec, n int, labels ...string) {
+func add(c prometheus.Counter, n int) {
 	if n > 0 {
-		c.WithLabelValues(labels...).Add(float64(n))
+		c.Add(float64(n))
 	}
 }
