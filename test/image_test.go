@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/globaladdr/globaladdr/internal/prereq"
 
 	"github.com/miekg/dns"
 )
@@ -56,15 +57,11 @@ const imageCorefile = `example.org:53 {
 // It needs root, and buildah or a docker engine; without them it skips.
 func TestImage(t *testing.T) {
 	e := findImageEngine(t)
-	if os.Geteuid() != 0 {
-		t.Skip("skipping the image test: it needs root (setcap in make image, and a container on the host's network)")
-	}
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("skipping the image test: no make on PATH")
-	}
+	prereq.Root(t, "the image test runs setcap in make image, and a container on the host's network")
+	prereq.Program(t, "make", "make")
 	root := repoRoot(t)
 	if _, err := os.Stat(filepath.Join(root, "coredns")); err != nil {
-		t.Skipf("skipping the image test: no %s/coredns: run make (or make test) first", root)
+		prereq.Missing(t, "the image test needs %s/coredns: run make (or make test) first", root)
 	}
 
 	ref := buildImage(t, e, root)
@@ -377,7 +374,7 @@ func findImageEngine(t *testing.T) imageEngine {
 	if exec.Command("docker", "info").Run() == nil {
 		return imageEngine{"docker"}
 	}
-	t.Skip("skipping the image test: neither buildah (Debian package buildah) nor a docker engine is available")
+	prereq.Missing(t, "the image test needs buildah (Debian package buildah) or a docker engine")
 	return imageEngine{}
 }
 
