@@ -168,4 +168,5 @@ func (s *sources) publish() {
 	g := newGlobals(all)
 	s.g.addrs.Store(g)
 	setAddressCount(s.servers, g)
+	s.g.changed()
 }
