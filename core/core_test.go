@@ -84,15 +84,33 @@ func TestGlobaladdrPlace(t *testing.T) {
 	}
 }
 
+// TestEtcdxfrPlace asserts etcdxfr's place: right below globaladdr, so that
+// the transfers it feeds are rewritten, and above transfer and etcd, whose
+// replies it completes with its SOA.
+func TestEtcdxfrPlace(t *testing.T) {
+	x := slices.Index(directives, "etcdxfr")
+	if x < 1 || directives[x-1] != "globaladdr" {
+		t.Errorf("etcdxfr must come right after globaladdr: %v", directives)
+	}
+	for _, below := range []string{"transfer", "etcd"} {
+		if slices.Index(directives, below) < x {
+			t.Errorf("%s must come after etcdxfr", below)
+		}
+	}
+}
+
 // TestPluginCfgIsCoreDNSList checks that plugin.cfg is the plugin list of
-// the CoreDNS module in go.mod, with globaladdr added and nothing else.
+// the CoreDNS module in go.mod, with this repository's plugins added and
+// nothing else.
 func TestPluginCfgIsCoreDNSList(t *testing.T) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coredns/coredns").Output()
 	if err != nil {
 		t.Skipf("cannot locate the CoreDNS module: %v", err)
 	}
 	upstream := readPluginCfg(t, filepath.Join(strings.TrimSpace(string(out)), "plugin.cfg"))
-	ours := slices.DeleteFunc(readPluginCfg(t, "../plugin.cfg"), func(p plugincfg.Plugin) bool { return p.Name == "globaladdr" })
+	ours := slices.DeleteFunc(readPluginCfg(t, "../plugin.cfg"), func(p plugincfg.Plugin) bool {
+		return strings.HasPrefix(p.Import, "github.com/globaladdr/globaladdr/plugin/")
+	})
 	if !slices.Equal(ours, upstream) {
 		t.Errorf("plugin.cfg without globaladdr is not CoreDNS's list:\nours     %v\nupstream %v", ours, upstream)
 	}

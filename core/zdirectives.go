@@ -43,6 +43,7 @@ var directives = []string{
 	"header",
 	"dnssec",
 	"globaladdr",
+	"etcdxfr",
 	"tls",
 	"minimal",
 	"template",

@@ -65,5 +65,6 @@ import (
 	_ "github.com/coredns/coredns/plugin/tsig"
 	_ "github.com/coredns/coredns/plugin/view"
 	_ "github.com/coredns/coredns/plugin/whoami"
+	_ "github.com/globaladdr/globaladdr/plugin/etcdxfr"
 	_ "github.com/globaladdr/globaladdr/plugin/globaladdr"
 )
