@@ -84,6 +84,19 @@ func TestGlobaladdrPlace(t *testing.T) {
 	}
 }
 
+// TestRRLPlace asserts rrl's place: right above cache, so that cached
+// answers are limited too, and so above globaladdr, whose rewritten replies
+// it accounts for.
+func TestRRLPlace(t *testing.T) {
+	r := slices.Index(directives, "rrl")
+	if r < 0 || r+1 >= len(directives) || directives[r+1] != "cache" {
+		t.Errorf("rrl must come right before cache: %v", directives)
+	}
+	if g := slices.Index(directives, "globaladdr"); r > g {
+		t.Error("rrl must come before globaladdr")
+	}
+}
+
 // TestEtcdxfrPlace asserts etcdxfr's place: right below globaladdr, so that
 // the transfers it feeds are rewritten, and above transfer and etcd, whose
 // replies it completes with its SOA.

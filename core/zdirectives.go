@@ -39,6 +39,7 @@ var directives = []string{
 	"rewrite",
 	"autopath",
 	"acl",
+	"rrl",
 	"cache",
 	"header",
 	"dnssec",

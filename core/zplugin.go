@@ -67,4 +67,5 @@ import (
 	_ "github.com/coredns/coredns/plugin/whoami"
 	_ "github.com/globaladdr/globaladdr/plugin/etcdxfr"
 	_ "github.com/globaladdr/globaladdr/plugin/globaladdr"
+	_ "github.com/globaladdr/globaladdr/plugin/rrl"
 )

@@ -1,0 +1,178 @@
+// Package rrl implements response rate limiting (RRL) as BIND 9 does it: it
+// keeps an account of credits per client network and kind of response, and
+// drops UDP responses, or sends them truncated, when a network gets more of
+// one kind than its rate, so that forged queries cannot turn the server into
+// an amplifier.
+package rrl
+
+import (
+	"context"
+	"hash/maphash"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/metrics"
+	clog "github.com/coredns/coredns/plugin/pkg/log"
+
+	"github.com/miekg/dns"
+)
+
+var log = clog.NewWithPlugin(pluginName)
+
+// config is the rrl directive of one server block.
+type config struct {
+	rates        [classes]int // responses per second; 0: not limited
+	window       int          // seconds
+	slip         int
+	ipv4Length   int
+	ipv6Length   int
+	maxTableSize int
+	exempt       []netip.Prefix
+	logOnly      bool
+}
+
+// limits reports whether any rate is set.
+func (c *config) limits() bool {
+	for _, r := range c.rates {
+		if r > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// RRL is the rrl handler of one server block.
+type RRL struct {
+	Next plugin.Handler
+
+	cfg   config
+	table *table
+	seed  maphash.Seed
+	epoch time.Time // the table's clock counts from here
+
+	mu      sync.RWMutex
+	servers map[string]*serverMetrics // by server label
+}
+
+func newRRL(cfg config) *RRL {
+	return &RRL{
+		cfg:     cfg,
+		table:   newTable(cfg.maxTableSize),
+		seed:    maphash.MakeSeed(),
+		epoch:   time.Now(),
+		servers: map[string]*serverMetrics{},
+	}
+}
+
+// Name implements plugin.Handler.
+func (r *RRL) Name() string { return pluginName }
+
+// ServeDNS implements plugin.Handler. A UDP query from a client that is not
+// exempt gets a ResponseWriter that accounts for the reply written through
+// it; everything else passes untouched.
+func (r *RRL) ServeDNS(ctx context.Context, w dns.ResponseWriter, req *dns.Msg) (int, error) {
+	prefix, ok := r.limitable(w)
+	if !ok {
+		return plugin.NextOrFailure(r.Name(), r.Next, ctx, w, req)
+	}
+	rw := &ResponseWriter{ResponseWriter: w, rrl: r, ctx: ctx, prefix: prefix}
+	rc, err := plugin.NextOrFailure(r.Name(), r.Next, ctx, rw, req)
+	if !plugin.ClientWrite(rc) && !rw.written {
+		// The error reply the server would write itself: write it here,
+		// so that errors-per-second applies to it too.
+		m := new(dns.Msg)
+		m.SetRcode(req, rc)
+		rw.WriteMsg(m)
+		return dns.RcodeSuccess, err
+	}
+	return rc, err
+}
+
+// limitable returns the prefix of the client of w, as the account keys hold
+// it, and whether its replies are limited: UDP only (a TCP client cannot
+// forge its address), and not from an exempt client.
+func (r *RRL) limitable(w dns.ResponseWriter) (netip.Addr, bool) {
+	if !r.cfg.limits() {
+		return netip.Addr{}, false
+	}
+	udp, ok := w.RemoteAddr().(*net.UDPAddr)
+	if !ok {
+		return netip.Addr{}, false
+	}
+	a, ok := netip.AddrFromSlice(udp.IP)
+	if !ok {
+		return netip.Addr{}, false
+	}
+	a = a.Unmap()
+	for _, p := range r.cfg.exempt {
+		if p.Contains(a) {
+			return netip.Addr{}, false
+		}
+	}
+	bits := r.cfg.ipv6Length
+	if a.Is4() {
+		bits = r.cfg.ipv4Length
+	}
+	p, _ := a.Prefix(bits)
+	return p.Addr(), true
+}
+
+// judge accounts for res, a reply to a client of prefix, and says whether
+// to send it, slip it or drop it; with log-only always to send it.
+func (r *RRL) judge(ctx context.Context, prefix netip.Addr, res *dns.Msg) verdict {
+	c, name, qtype := classify(res)
+	now := int64(time.Since(r.epoch))
+	v := send
+	if rate := r.cfg.rates[c]; rate > 0 {
+		v = r.debit(ctx, prefix, c, accountKey(r.seed, prefix, c, name, qtype), now, rate, r.cfg.slip)
+	}
+	if rate := r.cfg.rates[classAll]; rate > 0 {
+		// As in BIND, responses over all-per-second are never slipped.
+		if r.debit(ctx, prefix, classAll, accountKey(r.seed, prefix, classAll, "", 0), now, rate, 0) != send {
+			v = drop
+		}
+	}
+	if r.cfg.logOnly {
+		return send
+	}
+	return v
+}
+
+// debit spends a credit of one account and counts and logs what follows.
+func (r *RRL) debit(ctx context.Context, prefix netip.Addr, c class, key uint64, now int64, rate, slipEvery int) verdict {
+	v, started, grew := r.table.debit(key, now, rate, r.cfg.window, slipEvery)
+	if v == send && !grew {
+		return v
+	}
+	m := r.metricsOf(metrics.WithServer(ctx))
+	if grew {
+		m.table.Set(float64(r.table.len()))
+	}
+	switch v {
+	case drop:
+		m.dropped[c].Inc()
+	case slip:
+		m.slipped[c].Inc()
+	}
+	if started {
+		r.logStart(prefix, c)
+	}
+	return v
+}
+
+// logStart logs that the responses of class c to the network of prefix have
+// begun to be limited.
+func (r *RRL) logStart(prefix netip.Addr, c class) {
+	bits := r.cfg.ipv6Length
+	if prefix.Is4() {
+		bits = r.cfg.ipv4Length
+	}
+	what := "limiting"
+	if r.cfg.logOnly {
+		what = "would limit (log-only)"
+	}
+	log.Infof("%s %s responses to %s/%d: over %d per second", what, c, prefix, bits, r.cfg.rates[c])
+}
