@@ -76,9 +76,10 @@ func soaOwner(rrs []dns.RR) string {
 	return ""
 }
 
-// keyMax is the most a key's input holds: a prefix, a class, a type and a
-// name of at most 255 octets in presentation form (escapes included).
-const keyMax = 16 + 1 + 2 + 4*255
+// keyMax is the most a key's input holds: a prefix and its family, a class,
+// a type and a name of at most 255 octets in presentation form (escapes
+// included).
+const keyMax = 16 + 1 + 1 + 2 + 4*255
 
 // accountKey hashes what identifies an account: the client's prefix, the
 // class, and the name (case-folded) and type. Like BIND, it keeps a hash,
@@ -88,8 +89,8 @@ func accountKey(seed maphash.Seed, prefix netip.Addr, c class, name string, qtyp
 	var buf [keyMax]byte
 	a := prefix.As16()
 	n := copy(buf[:], a[:])
-	buf[n], buf[n+1], buf[n+2] = byte(c), byte(qtype>>8), byte(qtype)
-	n += 3
+	buf[n], buf[n+1], buf[n+2], buf[n+3] = byte(prefix.BitLen()), byte(c), byte(qtype>>8), byte(qtype)
+	n += 4
 	for i := 0; i < len(name) && n < len(buf); i++ {
 		b := name[i]
 		if 'A' <= b && b <= 'Z' {

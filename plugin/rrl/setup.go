@@ -144,11 +144,11 @@ func parseExempt(c *caddy.Controller, args []string, exempt []netip.Prefix) ([]n
 			p, err = netip.ParsePrefix(arg)
 		} else {
 			var a netip.Addr
-			if a, err = netip.ParseAddr(arg); err == nil {
+			if a, err = netip.ParseAddr(arg); err == nil && a.Zone() == "" {
 				p = netip.PrefixFrom(a, a.BitLen())
 			}
 		}
-		if err != nil || p.Addr().Zone() != "" || p.Addr().Is4In6() {
+		if err != nil || !p.IsValid() || p.Addr().Is4In6() {
 			return nil, c.Errf("exempt-clients %q is not an address or prefix", arg)
 		}
 		exempt = append(exempt, p.Masked())
