@@ -48,10 +48,12 @@ func MustPrefixes(s ...string) []netip.Prefix {
 }
 
 // Check returns an error naming the first record of m, in any section, that
-// the view must not show: an A or AAAA record whose address is internal
-// (an IPv4-mapped IPv6 address is judged by its IPv4 address too), a record
-// owned by a hidden name or pointing to one (CNAME, DNAME, SRV, MX, NS, PTR,
-// NSEC), or an ownership TXT record unless KeepRegistry.
+// the view must not show: an internal address anywhere in a record's data
+// (A, AAAA, SVCB and HTTPS hints, AMTRELAY and IPSECKEY gateways, L32, L64,
+// APL: every field Rdata lists; an IPv4-mapped IPv6 address is judged by its
+// IPv4 address too; a prefix by any address in it), a malformed one, a
+// record owned by a hidden name or naming one in its data, or an ownership
+// TXT record unless KeepRegistry.
 func (p *Policy) Check(m *dns.Msg) error {
 	for _, section := range [][]dns.RR{m.Answer, m.Ns, m.Extra} {
 		for _, rr := range section {
@@ -71,16 +73,37 @@ func (p *Policy) CheckRR(rr dns.RR) error {
 	if p.Hidden(rr.Header().Name) {
 		return fmt.Errorf("hidden owner: %s", rr)
 	}
-	if t := pointsTo(rr); t != "" && p.Hidden(t) {
-		return fmt.Errorf("hidden target: %s", rr)
+	for _, n := range Names(rr) {
+		if p.Hidden(n) {
+			return fmt.Errorf("hidden name in data: %s", rr)
+		}
 	}
-	if a, ok := address(rr); ok && p.IsInternal(a) {
-		return fmt.Errorf("internal address: %s", rr)
+	addrs, err := Addrs(rr)
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		if p.internalPrefix(a) {
+			return fmt.Errorf("internal address: %s", rr)
+		}
 	}
 	if t, ok := rr.(*dns.TXT); ok && !p.KeepRegistry && Ownership(t) {
 		return fmt.Errorf("ownership record: %s", rr)
 	}
 	return nil
+}
+
+// internalPrefix reports whether an address of pr is internal.
+func (p *Policy) internalPrefix(pr netip.Prefix) bool {
+	if pr.IsSingleIP() {
+		return p.IsInternal(pr.Addr())
+	}
+	for _, in := range p.Internal {
+		if in.Overlaps(pr) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsInternal reports whether a is in an internal range.
@@ -135,37 +158,4 @@ func equalFold(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-// pointsTo returns the name in rr's data that the view must not show hidden.
-func pointsTo(rr dns.RR) string {
-	switch rr := rr.(type) {
-	case *dns.CNAME:
-		return rr.Target
-	case *dns.DNAME:
-		return rr.Target
-	case *dns.SRV:
-		return rr.Target
-	case *dns.MX:
-		return rr.Mx
-	case *dns.NS:
-		return rr.Ns
-	case *dns.PTR:
-		return rr.Ptr
-	case *dns.NSEC:
-		return rr.NextDomain
-	}
-	return ""
-}
-
-// address returns the address of an A or AAAA record.
-func address(rr dns.RR) (netip.Addr, bool) {
-	switch rr := rr.(type) {
-	case *dns.A:
-		a, ok := netip.AddrFromSlice(rr.A)
-		return a.Unmap(), ok
-	case *dns.AAAA:
-		return netip.AddrFromSlice(rr.AAAA)
-	}
-	return netip.Addr{}, false
 }

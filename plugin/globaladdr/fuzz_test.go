@@ -20,11 +20,12 @@ import (
 
 // FuzzRewrite sends an arbitrary reply from the backend (wire bytes) through
 // ServeDNS with a configuration chosen by conf (see fuzzConfig), and checks
-// what reaches the client: exactly one reply that packs, no A or AAAA record
-// inside an internal range of that configuration (IPv4-mapped IPv6 included),
-// no hidden name as an owner or as the target of a CNAME, DNAME, SRV, MX, NS,
-// PTR or NSEC record, no external-dns ownership TXT unless keep_registry, a
-// reply the rewrite leaves as it is, and a backend reply left unmodified.
+// what reaches the client: exactly one reply that packs, no internal address
+// of that configuration in any record's data (A, AAAA, SVCB and HTTPS hints,
+// AMTRELAY, IPSECKEY, L32, L64, APL; IPv4-mapped IPv6 included), no hidden
+// name as an owner or anywhere in record data, no external-dns ownership TXT
+// unless keep_registry, a reply the rewrite leaves as it is, and a backend
+// reply left unmodified: viewcheck is the judge.
 //
 // The seed corpus is testdata/fuzz/FuzzRewrite, written from fuzzSeeds by
 // TestFuzzSeedCorpus -write-corpus.
@@ -124,6 +125,7 @@ const (
 	confKeep       = 1 << 27 // keep_registry
 	confWriteBytes = 1 << 28 // the backend writes bytes, not a message
 	confEDNS       = 1 << 29 // the query has an OPT record
+	confMapsOnly   = 1 << 30 // no ADDRESS: the maps alone (the first when none is chosen)
 )
 
 func bits(conf uint64, at, n uint) int { return int(conf >> at & (1<<n - 1)) }
@@ -136,7 +138,7 @@ var (
 	fuzzInternal = []string{"", "internal 10.0.0.0/8 fd00::/8", "internal 198.51.100.0/24 2001:db8:dead::/48", "internal 0.0.0.0/1 8000::/1"}
 	fuzzMaps     = []string{"map 192.168.7.0/24 192.0.2.0/24", "map fd00:1::/48 2001:db8:1::/48", "map 10.1.2.3 192.0.2.77"}
 	fuzzHide     = []string{"secret.example.com", "internal.example.com", "example.net"}
-	fuzzQtypes   = []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeANY, dns.TypeTXT, dns.TypeSRV, dns.TypeCNAME, dns.TypeMX, dns.TypeNS, dns.TypeSOA, dns.TypePTR, dns.TypeAXFR, dns.TypeIXFR}
+	fuzzQtypes   = []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeANY, dns.TypeTXT, dns.TypeSRV, dns.TypeCNAME, dns.TypeMX, dns.TypeNS, dns.TypeSOA, dns.TypePTR, dns.TypeAXFR, dns.TypeIXFR, dns.TypeHTTPS, dns.TypeSVCB}
 	// safeName is what fuzzConfig puts into a Corefile unquoted.
 	safeName = regexp.MustCompile(`^[a-zA-Z0-9_-][a-zA-Z0-9._-]*$`)
 )
@@ -153,7 +155,14 @@ type fuzzCase struct {
 // taken from res can't be written in a Corefile.
 func fuzzConfig(conf uint64, res *dns.Msg) (c fuzzCase, ok bool) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "globaladdr %s {\n", fuzzAddrs[bits(conf, confAddrs, 2)])
+	if conf&confMapsOnly != 0 {
+		b.WriteString("globaladdr {\n")
+		if bits(conf, confMaps, 3) == 0 {
+			conf |= 1 << confMaps
+		}
+	} else {
+		fmt.Fprintf(&b, "globaladdr %s {\n", fuzzAddrs[bits(conf, confAddrs, 2)])
+	}
 	props := []string{fuzzTTL[bits(conf, confTTL, 2)], fuzzInternal[bits(conf, confInternal, 2)]}
 	c.Internal = viewcheck.DefaultInternal
 	if in := props[1]; in != "" {
@@ -203,7 +212,10 @@ func nameIn(res *dns.Msg, i, which int) string {
 	rr := rrs[i%len(rrs)]
 	name := rr.Header().Name
 	if which%2 == 1 {
-		name = target(rr)
+		name = ""
+		if names := viewcheck.Names(rr); len(names) > 0 {
+			name = names[0]
+		}
 	}
 	if which >= 2 && name != "" {
 		if off, end := dns.NextLabel(name, 0); !end {
@@ -298,6 +310,23 @@ var fuzzSeeds = []fuzzSeed{
 		answer: []string{"example.com. 30 IN SRV 10 50 0 db.secret.example.com."}, extra: []string{"db.secret.example.com. 30 IN A 192.168.0.60"}},
 	{name: "hide-from-reply", conf: 1<<confHideMsg | 2<<confHideWhich | 1<<confHideRecord, qname: "example.com.", qtype: dns.TypeSRV,
 		answer: []string{"example.com. 30 IN SRV 10 50 0 a.b.example.com.", "example.com. 30 IN SRV 10 50 0 c.d.example.com."}, extra: []string{"a.b.example.com. 30 IN A 198.51.100.1", "c.d.example.com. 30 IN A 198.51.100.2"}},
+	{name: "svcb-hints", conf: 2 | 1<<confMaps | hideSecret, qname: "app.example.com.", qtype: dns.TypeHTTPS, answer: []string{
+		`app.example.com. 30 IN HTTPS 1 . alpn="h2" ipv4hint=192.168.0.51,203.0.113.5,192.168.0.52 ipv6hint=fd00::51`,
+		`app.example.com. 30 IN HTTPS 2 . mandatory=ipv6hint alpn="h3" ipv6hint=fd00::52`,
+		`svc.example.com. 30 IN SVCB 1 app.example.com. ipv4hint=10.0.0.9`,
+		`hid.example.com. 30 IN HTTPS 1 db.secret.example.com. ipv4hint=203.0.113.5`}},
+	{name: "address-data", qname: "example.com.", qtype: dns.TypeANY, answer: []string{
+		"relay.example.com. 30 IN AMTRELAY 10 0 1 192.168.0.61", "relay.example.com. 30 IN AMTRELAY 10 0 2 2001:db8::61",
+		"loc.example.com. 30 IN L32 10 192.168.0.62", "loc.example.com. 30 IN L64 10 fd00:0000:0000:0001",
+		"apl.example.com. 30 IN APL 1:192.168.0.0/24 1:203.0.113.0/24",
+		"gw.example.com. 30 IN IPSECKEY 10 1 2 192.168.0.1 AQNRU3mG7TVTO2BkR47usntb102uFJtugbo6BSGvgqt4AQ=="}},
+	{name: "names-in-data", conf: hideAll, qname: "example.com.", qtype: dns.TypeANY, answer: []string{
+		`example.com. 30 IN NAPTR 100 10 "S" "SIP+D2U" "" _sip._udp.secret.example.com.`,
+		"example.com. 30 IN KX 10 kx.secret.example.com.", "example.com. 30 IN AFSDB 1 afs.internal.example.com.",
+		"example.com. 30 IN RT 10 rt.secret.example.com.", "example.com. 30 IN LP 10 l.secret.example.com.",
+		"example.com. 30 IN RP mbox.secret.example.com. txt.example.com."}},
+	{name: "maps-only", conf: confMapsOnly | 5<<confMaps, qname: "app.example.com.", qtype: dns.TypeANY, answer: []string{
+		"app.example.com. 30 IN A 192.168.7.9", "app.example.com. 30 IN A 192.168.0.51", "app.example.com. 30 IN AAAA fd00::51", "app.example.com. 30 IN A 10.1.2.3"}},
 	{name: "broad-internal", conf: 3<<confInternal | 3, qname: "example.com.", qtype: dns.TypeANY, answer: []string{"example.com. 30 IN A 1.2.3.4", "example.com. 30 IN AAAA ::1:2", "example.com. 30 IN A 200.1.1.1"}},
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/metrics"
 
+	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
@@ -16,14 +17,14 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "rewritten_total",
-		Help:      "Counter of internal A and AAAA records replaced by a global address.",
+		Help:      "Counter of records whose internal address was replaced by a global one: A and AAAA records, and SVCB and HTTPS records by their hints.",
 	}, []string{"server", "type"})
 
 	droppedCount = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "dropped_total",
-		Help:      "Counter of records removed from external answers: internal addresses without a global address of their family (A, AAAA), and ownership records (TXT).",
+		Help:      "Counter of what external answers lost: internal addresses without a global address of their family (A, AAAA, and SVCB and HTTPS hint addresses), records with an internal address in their data (AMTRELAY, IPSECKEY, L32, L64, APL, ...), and ownership records (TXT).",
 	}, []string{"server", "type"})
 
 	hiddenCount = promauto.NewCounterVec(prometheus.CounterOpts{
@@ -78,7 +79,7 @@ func countersOf(server string) *serverCounters {
 
 // report adds what one rewrite did to the metrics, and logs drops at debug.
 func (t *tally) report(ctx context.Context) {
-	if *t == (tally{}) {
+	if t.empty() {
 		return
 	}
 	c := countersOf(metrics.WithServer(ctx))
@@ -88,8 +89,20 @@ func (t *tally) report(ctx context.Context) {
 	add(c.droppedAAAA, t.droppedAAAA)
 	add(c.droppedTXT, t.droppedTXT)
 	add(c.hidden, t.hidden)
+	for _, r := range t.rare {
+		vec := droppedCount
+		if r.rewritten {
+			vec = rewrittenCount
+		}
+		vec.WithLabelValues(metrics.WithServer(ctx), dns.Type(r.typ).String()).Add(float64(r.n))
+	}
 	if t.droppedA+t.droppedAAAA > 0 {
 		log.Debugf("dropped %d A and %d AAAA internal records without a global address", t.droppedA, t.droppedAAAA)
+	}
+	for _, r := range t.rare {
+		if !r.rewritten {
+			log.Debugf("dropped %d %s records or hint addresses holding an internal address", r.n, dns.Type(r.typ))
+		}
 	}
 }
 

@@ -27,15 +27,17 @@ type action uint8
 
 const (
 	keep         action = iota
-	rewriteAddr         // an internal address: replace it
-	dropAddr            // a malformed address: remove it
-	dropHidden          // owned by or pointing to a hidden name
+	rewriteAddr         // an internal A or AAAA address: replace it
+	rewriteHints        // an SVCB or HTTPS hint to replace or remove
+	dropAddr            // a malformed A or AAAA address: remove the record
+	dropData            // an internal address in other data: remove the record
+	dropHidden          // owned by or naming a hidden name
 	dropRegistry        // an external-dns ownership record
 )
 
 // judge decides what becomes of rr. It does not allocate.
 func (p *policy) judge(rr dns.RR) action {
-	if len(p.hide) > 0 && (p.hidden(rr.Header().Name) || p.hidden(target(rr))) {
+	if len(p.hide) > 0 && (p.hidden(rr.Header().Name) || anyName(rr, p.hidden)) {
 		return dropHidden
 	}
 	switch rr := rr.(type) {
@@ -46,6 +48,14 @@ func (p *policy) judge(rr dns.RR) action {
 	case *dns.TXT:
 		if !p.keepRegistry && isRegistry(rr) {
 			return dropRegistry
+		}
+	case *dns.SVCB, *dns.HTTPS:
+		return p.judgeHints(hintsOf(rr))
+	case *dns.RFC3597:
+		return p.judgeGeneric(rr)
+	default:
+		if anyAddr(rr, p.internalData) {
+			return dropData
 		}
 	}
 	return keep
@@ -62,6 +72,47 @@ func (p *policy) judgeAddr(ip net.IP, v4 bool) action {
 	return keep
 }
 
+// judgeHints returns rewriteHints when a hint address of s is internal or
+// malformed.
+func (p *policy) judgeHints(s *dns.SVCB) action {
+	for _, kv := range s.Value {
+		ips, v4 := hint(kv)
+		if ips == nil {
+			continue
+		}
+		for _, ip := range *ips {
+			if a, ok := addrOf(ip, v4); !ok || p.isInternal(a) {
+				return rewriteHints
+			}
+		}
+	}
+	return keep
+}
+
+// internalData reports whether pr, an address or prefix in the data of a
+// record that can't be rewritten, is internal or malformed (the zero
+// Prefix).
+func (p *policy) internalData(pr netip.Prefix) bool {
+	if !pr.IsValid() {
+		return true
+	}
+	if pr.IsSingleIP() {
+		return p.isInternal(pr.Addr())
+	}
+	return p.overlapsInternal(pr)
+}
+
+// judgeGeneric judges a record held in RFC 3597's generic form. One of a
+// type that miekg/dns knows, which it would have parsed, is removed: its
+// data can't be judged field by field. One of a type it does not know holds
+// no field to judge, and passes.
+func (p *policy) judgeGeneric(rr *dns.RFC3597) action {
+	if _, known := dns.TypeToRR[rr.Hdr.Rrtype]; known {
+		return dropData
+	}
+	return keep
+}
+
 // isInternal reports whether a is internal: inside an internal range or a map
 // source. An IPv4-mapped IPv6 address is judged by its IPv4 address too.
 func (p *policy) isInternal(a netip.Addr) bool {
@@ -69,6 +120,21 @@ func (p *policy) isInternal(a netip.Addr) bool {
 		return true
 	}
 	return a.Is4In6() && p.isInternal(a.Unmap())
+}
+
+// overlapsInternal reports whether any address of pr is internal.
+func (p *policy) overlapsInternal(pr netip.Prefix) bool {
+	for _, in := range p.internal {
+		if in.Overlaps(pr) {
+			return true
+		}
+	}
+	for _, m := range p.maps {
+		if m.from.Overlaps(pr) {
+			return true
+		}
+	}
+	return false
 }
 
 // lookupMap returns the most specific mapping of a, or nil.
@@ -128,27 +194,6 @@ func below(name, zone string) bool {
 		return false
 	}
 	return n == 0 || name[n-1] == '.'
-}
-
-// target returns the domain name a record points to, if its type has one.
-func target(rr dns.RR) string {
-	switch rr := rr.(type) {
-	case *dns.CNAME:
-		return rr.Target
-	case *dns.DNAME:
-		return rr.Target
-	case *dns.SRV:
-		return rr.Target
-	case *dns.MX:
-		return rr.Mx
-	case *dns.NS:
-		return rr.Ns
-	case *dns.PTR:
-		return rr.Ptr
-	case *dns.NSEC:
-		return rr.NextDomain
-	}
-	return ""
 }
 
 // registryPrefix starts every ownership record of external-dns's TXT registry.

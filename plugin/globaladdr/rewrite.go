@@ -2,18 +2,11 @@ package globaladdr
 
 import (
 	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/miekg/dns"
 )
-
-// tally counts what one rewrite did, for the metrics.
-type tally struct {
-	rewrittenA, rewrittenAAAA int
-	droppedA, droppedAAAA     int
-	droppedTXT                int
-	hidden                    int
-}
 
 // rewrite returns the external view of m: m itself when no record needs to
 // change (without allocating), else a copy in which internal addresses are
@@ -53,12 +46,17 @@ func (p *policy) firstChange(rrs []dns.RR) int {
 
 // section returns the external view of one section of a message, in which
 // rrs[from] is the first record that needs to change (-1: none does). Each
-// record is judged once.
+// record is judged once, and the whole takes time linear in len(rrs).
 func (p *policy) section(rrs []dns.RR, from int, g *globals, t *tally) ([]dns.RR, error) {
 	if from < 0 {
 		return rrs, nil
 	}
-	out := make([]dns.RR, 0, len(rrs))
+	var (
+		out    = make([]dns.RR, 0, len(rrs))
+		seen   = index[member, struct{}]{hint: len(rrs)} // the addresses in out, to drop repeats
+		signed bool
+		err    error
+	)
 	for i, rr := range rrs {
 		act := keep
 		if i >= from {
@@ -66,52 +64,103 @@ func (p *policy) section(rrs []dns.RR, from int, g *globals, t *tally) ([]dns.RR
 		}
 		switch act {
 		case keep:
-			if !duplicate(out, rr) {
-				out = append(out, rr)
-			}
-			continue
+			_, sig := rr.(*dns.RRSIG)
+			signed = signed || sig
+			out = appendNew(out, &seen, rr)
 		case rewriteAddr:
-			var err error
-			if out, err = p.rewriteAddr(out, rr, g, t); err != nil {
-				return nil, err
-			}
-		case dropAddr:
-			t.dropped(rr)
+			out, err = p.rewriteAddr(out, &seen, rr, g, t)
+		case rewriteHints:
+			out, err = p.rewriteHints(out, rr, g, t)
+		case dropAddr, dropData:
+			t.dropped(rr.Header().Rrtype, 1)
 		case dropHidden:
 			t.hidden++
 		case dropRegistry:
 			t.droppedTXT++
 		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	out = p.dropStaleSignatures(out, rrs)
+	if signed {
+		out = p.dropStaleSignatures(out, rrs)
+	}
 	uniformTTL(out)
 	return out, nil
 }
 
-// uniformTTL gives each A and AAAA RRset of out one TTL, the lowest of its
-// records (RFC 2181 section 5.2): a rewritten record's TTL can differ from
-// that of an untouched record beside it. What it changes, it copies.
+// rrset names an RRset: its owner name in lower case, and its type.
+type rrset struct {
+	name string
+	typ  uint16
+}
+
+func rrsetOf(h *dns.RR_Header) rrset {
+	return rrset{strings.ToLower(h.Name), h.Rrtype}
+}
+
+// member is one address of an A or AAAA RRset.
+type member struct {
+	rrset
+	addr netip.Addr
+}
+
+// appendNew appends rr to out unless it is an A or AAAA record whose address
+// its RRset in out already has (seen holds those).
+func appendNew(out []dns.RR, seen *index[member, struct{}], rr dns.RR) []dns.RR {
+	if ip, v4, ok := address(rr); ok {
+		a, _ := addrOf(ip, v4)
+		if !seen.add(member{rrsetOf(rr.Header()), a}, struct{}{}) {
+			return out
+		}
+	}
+	return append(out, rr)
+}
+
+// ttlRuled reports whether rr's RRset can mix rewritten and untouched
+// records, whose TTLs then differ.
+func ttlRuled(rr dns.RR) bool {
+	switch rr.Header().Rrtype {
+	case dns.TypeA, dns.TypeAAAA, dns.TypeSVCB, dns.TypeHTTPS:
+		return true
+	}
+	return false
+}
+
+// uniformTTL gives each RRset of out that a rewrite can touch one TTL, the
+// lowest of its records (RFC 2181 section 5.2). What it changes, it copies.
 func uniformTTL(out []dns.RR) {
 	if sameTTL(out) {
 		return
 	}
-	for i, rr := range out {
-		if _, _, ok := address(rr); !ok {
+	low := index[rrset, uint32]{hint: len(out)}
+	for _, rr := range out {
+		if !ttlRuled(rr) {
 			continue
 		}
-		if low := lowestTTL(out, rr); rr.Header().Ttl > low {
+		k := rrsetOf(rr.Header())
+		if l, ok := low.get(k); !ok || rr.Header().Ttl < l {
+			low.set(k, rr.Header().Ttl)
+		}
+	}
+	for i, rr := range out {
+		if !ttlRuled(rr) {
+			continue
+		}
+		if l, _ := low.get(rrsetOf(rr.Header())); rr.Header().Ttl > l {
 			out[i] = dns.Copy(rr)
-			out[i].Header().Ttl = low
+			out[i].Header().Ttl = l
 		}
 	}
 }
 
-// sameTTL reports whether the A and AAAA records of rrs all have one TTL,
-// so that no RRset has a TTL to lower: the common case, seen in one pass.
+// sameTTL reports whether the records of rrs that uniformTTL rules all have
+// one TTL, so that no RRset has a TTL to lower: the common case, seen in one
+// pass.
 func sameTTL(rrs []dns.RR) bool {
 	first := -1
 	for _, rr := range rrs {
-		if _, _, ok := address(rr); !ok {
+		if !ttlRuled(rr) {
 			continue
 		}
 		switch ttl := int(rr.Header().Ttl); {
@@ -124,19 +173,9 @@ func sameTTL(rrs []dns.RR) bool {
 	return true
 }
 
-// lowestTTL returns the lowest TTL of the records of rrs in rr's RRset.
-func lowestTTL(rrs []dns.RR, rr dns.RR) uint32 {
-	low := rr.Header().Ttl
-	for _, o := range rrs {
-		if h := o.Header(); h.Rrtype == rr.Header().Rrtype && h.Ttl < low && strings.EqualFold(h.Name, rr.Header().Name) {
-			low = h.Ttl
-		}
-	}
-	return low
-}
-
-// rewriteAddr appends to out what the internal A or AAAA record rr becomes.
-func (p *policy) rewriteAddr(out []dns.RR, rr dns.RR, g *globals, t *tally) ([]dns.RR, error) {
+// rewriteAddr appends to out what the internal A or AAAA record rr becomes,
+// leaving out the addresses its RRset in out already has.
+func (p *policy) rewriteAddr(out []dns.RR, seen *index[member, struct{}], rr dns.RR, g *globals, t *tally) ([]dns.RR, error) {
 	ip, v4, _ := address(rr)
 	a, _ := addrOf(ip, v4)
 	var buf [1]net.IP
@@ -144,98 +183,49 @@ func (p *policy) rewriteAddr(out []dns.RR, rr dns.RR, g *globals, t *tally) ([]d
 	if err != nil {
 		return nil, err
 	}
+	hdr := *rr.Header()
 	if len(repl) == 0 {
-		t.dropped(rr)
+		t.dropped(hdr.Rrtype, 1)
 		return out, nil
 	}
-	hdr := *rr.Header()
 	if p.ttl >= 0 {
 		hdr.Ttl = uint32(p.ttl)
 	}
+	set := rrsetOf(&hdr)
 	for _, ip := range repl {
-		var n dns.RR
-		if v4 {
-			n = &dns.A{Hdr: hdr, A: ip}
-		} else {
-			n = &dns.AAAA{Hdr: hdr, AAAA: ip}
+		a, _ := addrOf(ip, v4)
+		if !seen.add(member{set, a}, struct{}{}) {
+			continue
 		}
-		if !duplicate(out, n) {
-			out = append(out, n)
+		if v4 {
+			out = append(out, &dns.A{Hdr: hdr, A: ip})
+		} else {
+			out = append(out, &dns.AAAA{Hdr: hdr, AAAA: ip})
 		}
 	}
-	t.rewritten(v4)
+	t.rewritten(hdr.Rrtype)
 	return out, nil
 }
 
-// address returns the address of an A or AAAA record; ok is false for
-// records of other types.
-func address(rr dns.RR) (ip net.IP, v4, ok bool) {
-	switch rr := rr.(type) {
-	case *dns.A:
-		return rr.A, true, true
-	case *dns.AAAA:
-		return rr.AAAA, false, true
-	}
-	return nil, false, false
-}
-
-// duplicate reports whether the A or AAAA record rr repeats the address of
-// a record of the same type and owner in rrs. Other types are never
-// duplicates.
-func duplicate(rrs []dns.RR, rr dns.RR) bool {
-	ip, v4, ok := address(rr)
-	if !ok {
-		return false
-	}
-	name := rr.Header().Name
-	for _, o := range rrs {
-		oip, ov4, ok := address(o)
-		if ok && ov4 == v4 && oip.Equal(ip) && strings.EqualFold(o.Header().Name, name) {
-			return true
+// dropStaleSignatures removes from out, the external view of rrs, the
+// RRSIGs over an RRset of rrs a record of which was rewritten or removed:
+// they no longer verify. Signed sections are rare, so it judges again
+// rather than have every rewrite remember what changed.
+func (p *policy) dropStaleSignatures(out, rrs []dns.RR) []dns.RR {
+	var stale index[rrset, struct{}]
+	for _, rr := range rrs {
+		if _, sig := rr.(*dns.RRSIG); !sig && p.judge(rr) != keep {
+			stale.set(rrsetOf(rr.Header()), struct{}{})
 		}
 	}
-	return false
-}
-
-// dropStaleSignatures removes from out, the external view of rrs, the RRSIGs
-// that cover an RRset of rrs of which a record was rewritten or removed: they
-// no longer verify.
-func (p *policy) dropStaleSignatures(out, rrs []dns.RR) []dns.RR {
 	kept := out[:0]
 	for _, rr := range out {
-		if sig, ok := rr.(*dns.RRSIG); ok && p.changesRRset(sig, rrs) {
-			continue
+		if sig, ok := rr.(*dns.RRSIG); ok {
+			if _, drop := stale.get(rrset{strings.ToLower(sig.Hdr.Name), sig.TypeCovered}); drop {
+				continue
+			}
 		}
 		kept = append(kept, rr)
 	}
 	return kept
-}
-
-// changesRRset reports whether a record of rrs in the RRset sig covers
-// needs to change. Signed sections are rare: judging again costs nothing on
-// the common path.
-func (p *policy) changesRRset(sig *dns.RRSIG, rrs []dns.RR) bool {
-	for _, rr := range rrs {
-		h := rr.Header()
-		if sig.TypeCovered == h.Rrtype && strings.EqualFold(sig.Hdr.Name, h.Name) && p.judge(rr) != keep {
-			return true
-		}
-	}
-	return false
-}
-
-func (t *tally) dropped(rr dns.RR) {
-	if _, v4 := rr.(*dns.A); v4 {
-		t.droppedA++
-	} else {
-		t.droppedAAAA++
-	}
-}
-
-func (t *tally) rewritten(v4 bool) {
-	if v4 {
-		t.rewrittenA++
-	} else {
-		t.rewrittenAAAA++
-	}
 }

@@ -93,7 +93,7 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 				err = sources.parse(c, property, args, len(addrs) > 0)
 			case "keep_registry":
 				if len(args) > 0 {
-					err = c.ArgErr()
+					err = argErr(c, "keep_registry takes no argument")
 				}
 				p.keepRegistry = true
 			default:
@@ -104,8 +104,8 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 			}
 		}
 	}
-	if len(addrs) == 0 && len(sources.feeds) == 0 {
-		return nil, c.Errf("no global address given: give ADDRESS arguments or a from source")
+	if len(addrs) == 0 && len(sources.feeds) == 0 && len(p.maps) == 0 {
+		return nil, c.Errf("no global address given: give ADDRESS arguments, a from source or a map")
 	}
 	if err := sources.check(); err != nil {
 		return nil, err
@@ -127,6 +127,13 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 		g.addrs.Store(newGlobals(unique(addrs)))
 	}
 	return g, nil
+}
+
+// argErr is the error for a property given the wrong number of arguments:
+// what names the property and what it takes, and the error names the last
+// token read.
+func argErr(c *caddy.Controller, what string) error {
+	return c.Errf("%s, after %q", what, c.Val())
 }
 
 // parseAddr parses s as a global address.
@@ -155,7 +162,7 @@ func parsePrefix(c *caddy.Controller, s string) (pr netip.Prefix, single bool, e
 // parseTTL reads "ttl SECONDS".
 func parseTTL(c *caddy.Controller, args []string) (int64, error) {
 	if len(args) != 1 {
-		return 0, c.ArgErr()
+		return 0, argErr(c, "ttl needs one SECONDS")
 	}
 	ttl, err := strconv.ParseInt(args[0], 10, 64)
 	if err != nil || ttl < 0 || ttl > maxTTL {
@@ -167,7 +174,7 @@ func parseTTL(c *caddy.Controller, args []string) (int64, error) {
 // parsePrefixes reads "internal CIDR...".
 func parsePrefixes(c *caddy.Controller, args []string, prefixes []netip.Prefix) ([]netip.Prefix, error) {
 	if len(args) == 0 {
-		return nil, c.ArgErr()
+		return nil, argErr(c, "internal needs at least one CIDR")
 	}
 	for _, arg := range args {
 		pr, _, err := parsePrefix(c, arg)
@@ -182,7 +189,7 @@ func parsePrefixes(c *caddy.Controller, args []string, prefixes []netip.Prefix) 
 // parseMap reads "map FROM TO".
 func parseMap(c *caddy.Controller, args []string) (mapping, error) {
 	if len(args) != 2 {
-		return mapping{}, c.ArgErr()
+		return mapping{}, argErr(c, "map needs FROM and TO")
 	}
 	from, _, err := parsePrefix(c, args[0])
 	if err != nil {
@@ -207,7 +214,7 @@ func parseMap(c *caddy.Controller, args []string) (mapping, error) {
 // parseHide reads "hide NAME...".
 func parseHide(c *caddy.Controller, args []string, hide []string) ([]string, error) {
 	if len(args) == 0 {
-		return nil, c.ArgErr()
+		return nil, argErr(c, "hide needs at least one NAME")
 	}
 	for _, arg := range args {
 		name := strings.ToLower(dns.Fqdn(arg))
@@ -217,21 +224,6 @@ func parseHide(c *caddy.Controller, args []string, hide []string) ([]string, err
 		hide = append(hide, name)
 	}
 	return hide, nil
-}
-
-// overlapsInternal reports whether any address of pr is internal.
-func (p *policy) overlapsInternal(pr netip.Prefix) bool {
-	for _, in := range p.internal {
-		if in.Overlaps(pr) {
-			return true
-		}
-	}
-	for _, m := range p.maps {
-		if m.from.Overlaps(pr) {
-			return true
-		}
-	}
-	return false
 }
 
 // unique returns the addresses of addrs, each once.

@@ -47,7 +47,7 @@ func (sc *sourceConfig) parseFrom(c *caddy.Controller, args []string) error {
 		return c.Errf("unknown source %q: want file or etcd", args[0])
 	}
 	if len(args) != 2 {
-		return c.ArgErr()
+		return argErr(c, "from needs a source and its argument: from file PATH or from etcd KEY")
 	}
 	var src source
 	if args[0] == "file" {
@@ -68,7 +68,7 @@ func (sc *sourceConfig) parseFrom(c *caddy.Controller, args []string) error {
 // parseEndpoint reads "endpoint URL...".
 func (sc *sourceConfig) parseEndpoint(c *caddy.Controller, property string, args []string) error {
 	if len(args) == 0 {
-		return c.ArgErr()
+		return argErr(c, "endpoint needs at least one URL")
 	}
 	for _, arg := range args {
 		if !isEndpoint(arg) {
@@ -95,7 +95,7 @@ func (sc *sourceConfig) parseTLS(c *caddy.Controller, property string, args []st
 // parseCredentials reads "credentials USER PASSWORD".
 func (sc *sourceConfig) parseCredentials(c *caddy.Controller, property string, args []string) error {
 	if len(args) != 2 {
-		return c.Errf("%q needs 2 arguments, username and password", property)
+		return argErr(c, "credentials needs USER and PASSWORD")
 	}
 	e := sc.configure(c, property)
 	e.username, e.password = args[0], args[1]
