@@ -35,7 +35,9 @@ type path struct {
 	name    string
 	cache   bool
 	backend string // "etcd" or "file"
-	blocks  [2]*block
+	// rrl makes the blocks differ by rrl instead: both have globaladdr.
+	rrl    bool
+	blocks [2]*block
 }
 
 // block is one server block: a path without or with globaladdr.
@@ -59,6 +61,7 @@ func newPaths() []*path {
 		{name: "etcd+cache", cache: true, backend: "etcd"},
 		{name: "etcd", backend: "etcd"},
 		{name: "file", backend: "file"},
+		rrlPath(),
 	}
 	for _, p := range paths {
 		for v := range p.blocks {
@@ -99,9 +102,10 @@ func corefile(blocks []*block, etcdEndpoint, zoneFile string) string {
 		if bl.metrics {
 			fmt.Fprintf(&b, "\tprometheus 127.0.0.1:%d\n", bl.metricsPort)
 		}
-		if bl.variant == with {
+		if bl.rewrites() {
 			fmt.Fprintf(&b, "\tglobaladdr %s %s {\n\t\tttl %d\n\t}\n", globalV4, globalV6, globalTTL)
 		}
+		b.WriteString(bl.rrlDirective())
 		switch bl.path.backend {
 		case "etcd":
 			fmt.Fprintf(&b, "\tetcd %s {\n\t\tpath /skydns\n\t\tendpoint %s\n\t}\n", zoneOrigin, etcdEndpoint)
@@ -349,8 +353,12 @@ func checkViews(paths []*path) error {
 				if err != nil {
 					return fmt.Errorf("%s: %s: %w", b, c.name, err)
 				}
-				if got := addresses(r); got != c.want[b.variant] {
-					return fmt.Errorf("%s: %s %s is %q, want %q", b, c.name, dns.TypeToString[c.qtype], got, c.want[b.variant])
+				want := c.want[without]
+				if b.rewrites() {
+					want = c.want[with]
+				}
+				if got := addresses(r); got != want {
+					return fmt.Errorf("%s: %s %s is %q, want %q", b, c.name, dns.TypeToString[c.qtype], got, want)
 				}
 			}
 		}

@@ -3,7 +3,9 @@
 // Command bench measures what globaladdr costs a running CoreDNS: it starts an
 // embedded etcd holding records as external-dns writes them, and the
 // project's coredns binary with pairs of server blocks that differ only by
-// globaladdr, on three paths (etcd behind cache, etcd, file). It runs dnsperf
+// globaladdr, on three paths (etcd behind cache, etcd, file), and a pair of
+// external views behind cache that differ only by rrl (path rrl, rates that
+// limit nothing). It runs dnsperf
 // against each block of a pair in turn, round after round, and prints the
 // queries per second, the with/without ratio of each path (median of the
 // rounds) and coredns's peak RSS; then the propagation time from an etcd

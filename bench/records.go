@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/samplezone"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -24,26 +25,9 @@ const (
 	zoneOrigin = "example.com."
 )
 
-// sampleRecords returns what the benchmark serves: 200 Ingress hosts with an
-// internal IPv4 address and their ownership records, every fourth also with
-// an internal IPv6 address, and 20 Services with a public address, which the
-// external view passes unchanged.
-func sampleRecords() []externaldns.Record {
-	var rs []externaldns.Record
-	for i := range 200 {
-		name := fmt.Sprintf("app-%03d.example.com", i)
-		resource := "ingress/default/" + strings.TrimSuffix(name, ".example.com")
-		rs = append(rs, externaldns.Record{Name: name, Type: "A", Targets: []string{fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)}, TTL: recordTTL, Resource: resource})
-		if i%4 == 0 {
-			rs = append(rs, externaldns.Record{Name: name, Type: "AAAA", Targets: []string{fmt.Sprintf("fd00::1:%x", i+1)}, TTL: recordTTL, Resource: resource})
-		}
-	}
-	for i := range 20 {
-		name := fmt.Sprintf("pub-%02d.example.com", i)
-		rs = append(rs, externaldns.Record{Name: name, Type: "A", Targets: []string{fmt.Sprintf("198.51.100.%d", i+1)}, TTL: recordTTL, Resource: "service/default/" + name[:6]})
-	}
-	return rs
-}
+// sampleRecords returns what the benchmark serves: samplezone.Hosts, 200
+// Ingress hosts with internal addresses and 20 Services with public ones.
+func sampleRecords() []externaldns.Record { return samplezone.Hosts(recordTTL) }
 
 // loadEtcd writes rs into etcd as external-dns's coredns provider does.
 func loadEtcd(ctx context.Context, cli *clientv3.Client, rs []externaldns.Record) error {

@@ -6,16 +6,11 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/samplezone"
 )
 
 // sampleRecords are what external-dns would write for a few Ingresses.
-var sampleRecords = []externaldns.Record{
-	{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51"}, Resource: "ingress/default/app"},
-	{Name: "app.example.com", Type: "AAAA", Targets: []string{"fd00::51"}, Resource: "ingress/default/app"},
-	{Name: "shop.example.com", Type: "A", Targets: []string{"192.168.0.61", "192.168.0.62", "198.51.100.20"}, Resource: "ingress/shop/shop"},
-	{Name: "www.example.com", Type: "CNAME", Targets: []string{"app.example.com"}, Resource: "ingress/default/www"},
-	{Name: "public.example.com", Type: "A", Targets: []string{"198.51.100.30"}, Resource: "service/default/public"},
-}
+var sampleRecords = samplezone.Demo()
 
 // putSampleRecords writes sampleRecords into etcd under /skydns.
 func putSampleRecords(ctx context.Context, etcd *etcdtest.Server) error {
