@@ -41,19 +41,7 @@ func TestKubernetesManifests(t *testing.T) {
 	env := containerEnv(c)
 	checkExternalDNS(t, m.deployment(t, "external-dns"), env["ETCD_ENDPOINT"])
 
-	// The listeners' ports, as the probes and container ports name them.
-	ports := map[string]string{
-		fmt.Sprintf(":%d {", containerPort(t, c, "dns")):                   ":{port:dns} {",
-		fmt.Sprintf("health :%d", c.LivenessProbe.HTTPGet.Port.IntValue()): "health :{httpport:health}",
-		fmt.Sprintf("ready :%d", c.ReadinessProbe.HTTPGet.Port.IntValue()): "ready :{httpport:ready}",
-		fmt.Sprintf("prometheus :%d", containerPort(t, c, "metrics")):      "prometheus :{httpport:metrics}",
-	}
-	for old, placeholder := range ports {
-		if strings.Count(corefile, old) != 1 {
-			t.Fatalf("the ConfigMap's Corefile has no single %q, which the Deployment names", old)
-		}
-		corefile = strings.Replace(corefile, old, placeholder, 1)
-	}
+	corefile = withPortPlaceholders(t, corefile, c)
 	if want := withoutHeader(examplePorts.Replace(readExample(t, "external.Corefile"))); corefile != want {
 		t.Errorf("the ConfigMap's Corefile differs from external.Corefile's:\n%s\nexternal.Corefile:\n%s", corefile, want)
 	}
@@ -64,6 +52,47 @@ func TestKubernetesManifests(t *testing.T) {
 	setEnv(t, env)
 	srv := startExample(t, corefile, env)
 	checkExternalView(t, srv.Addr("dns"), env["DOMAIN"], env["GLOBAL_ADDR"])
+	checkProbes(t, srv, c)
+}
+
+// withPortPlaceholders returns corefile, the Corefile container c runs, with
+// the ports c's probes and container ports name turned into startCoreDNS's
+// placeholders: the DNS port of every server block key becomes {port:dns},
+// and the health, ready and prometheus ports {httpport:NAME}. t fails when
+// the Corefile lacks one of them.
+func withPortPlaceholders(t *testing.T, corefile string, c corev1.Container) string {
+	t.Helper()
+	dnsPort := fmt.Sprintf(":%d ", containerPort(t, c, "dns"))
+	lines := strings.Split(corefile, "\n")
+	keys := 0
+	for i, l := range lines {
+		if strings.HasSuffix(l, " {") && !strings.HasPrefix(l, " ") {
+			keys += strings.Count(l, dnsPort)
+			lines[i] = strings.ReplaceAll(l, dnsPort, ":{port:dns} ")
+		}
+	}
+	if keys == 0 {
+		t.Fatalf("no server block of the ConfigMap's Corefile listens on %q, which the Deployment names", dnsPort)
+	}
+	corefile = strings.Join(lines, "\n")
+	ports := map[string]string{
+		fmt.Sprintf("health :%d", c.LivenessProbe.HTTPGet.Port.IntValue()): "health :{httpport:health}",
+		fmt.Sprintf("ready :%d", c.ReadinessProbe.HTTPGet.Port.IntValue()): "ready :{httpport:ready}",
+		fmt.Sprintf("prometheus :%d", containerPort(t, c, "metrics")):      "prometheus :{httpport:metrics}",
+	}
+	for old, placeholder := range ports {
+		if !strings.Contains(corefile, old) {
+			t.Fatalf("the ConfigMap's Corefile lacks %q, which the Deployment names", old)
+		}
+		corefile = strings.ReplaceAll(corefile, old, placeholder)
+	}
+	return corefile
+}
+
+// checkProbes asks srv, running container c's Corefile, what c's liveness and
+// readiness probes and a Prometheus scrape would.
+func checkProbes(t *testing.T, srv *coreDNS, c corev1.Container) {
+	t.Helper()
 	checkHTTP(t, "http://"+srv.Addr("health")+c.LivenessProbe.HTTPGet.Path, "")
 	checkHTTP(t, "http://"+srv.Addr("ready")+c.ReadinessProbe.HTTPGet.Path, "")
 	checkHTTP(t, "http://"+srv.Addr("metrics")+"/metrics", "coredns_dns_requests_total")

@@ -71,6 +71,7 @@ func TestCorefileExamples(t *testing.T) {
 		"INTERNAL_ADDR": exampleInternalAddr,
 		"EXTERNAL_ADDR": exampleExternalAddr,
 		"DNSSEC_KEY":    keyFile,
+		"LAN_NETWORKS":  exampleInternalAddr + "/32",
 	}
 	setEnv(t, env)
 	signed := func(t *testing.T, addr string) {
@@ -96,6 +97,14 @@ func TestCorefileExamples(t *testing.T) {
 			return []view{
 				{"internal", net.JoinHostPort(exampleInternalAddr, port), checkInternal},
 				{"external", net.JoinHostPort(exampleExternalAddr, port), checkExternal},
+			}
+		}},
+		{"client-split.Corefile", func(c *coreDNS) []view {
+			// The LAN is 127.0.0.1; an IPv6 client is outside it.
+			_, port, _ := net.SplitHostPort(c.Addr("dns"))
+			return []view{
+				{"internal", c.Addr("dns"), checkInternal},
+				{"external", net.JoinHostPort("::1", port), checkExternal},
 			}
 		}},
 		{"dnssec.Corefile", func(c *coreDNS) []view {

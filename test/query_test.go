@@ -1,6 +1,8 @@
 package test
 
 import (
+	"net"
+	"net/netip"
 	"sort"
 	"testing"
 	"time"
@@ -17,7 +19,21 @@ var networks = []string{"udp", "tcp"}
 // reply. The test fails at once when no reply comes.
 func exchange(t testing.TB, network, addr string, m *dns.Msg) *dns.Msg {
 	t.Helper()
+	return exchangeFrom(t, network, netip.Addr{}, addr, m)
+}
+
+// exchangeFrom is exchange from the local address src, or from the address
+// the system chooses when src is the zero Addr.
+func exchangeFrom(t testing.TB, network string, src netip.Addr, addr string, m *dns.Msg) *dns.Msg {
+	t.Helper()
 	c := &dns.Client{Net: network, Timeout: 5 * time.Second}
+	if src.IsValid() {
+		local := netip.AddrPortFrom(src, 0)
+		c.Dialer = &net.Dialer{Timeout: c.Timeout, LocalAddr: net.TCPAddrFromAddrPort(local)}
+		if network == "udp" {
+			c.Dialer.LocalAddr = net.UDPAddrFromAddrPort(local)
+		}
+	}
 	r, _, err := c.Exchange(m, addr)
 	if err != nil {
 		t.Fatalf("%s query %s %s to %s: %v", network, m.Question[0].Name, dns.TypeToString[m.Question[0].Qtype], addr, err)
@@ -40,9 +56,16 @@ func query(t testing.TB, network, addr, name string, qtype uint16) *dns.Msg {
 // handed to the further checks, if any.
 func checkCase(t *testing.T, addr string, tc test.Case, checks ...func(*testing.T, *dns.Msg)) {
 	t.Helper()
+	checkCaseFrom(t, netip.Addr{}, addr, tc, checks...)
+}
+
+// checkCaseFrom is checkCase asking from the local address src (see
+// exchangeFrom).
+func checkCaseFrom(t *testing.T, src netip.Addr, addr string, tc test.Case, checks ...func(*testing.T, *dns.Msg)) {
+	t.Helper()
 	sortSections(tc.Answer, tc.Ns, tc.Extra)
 	for _, network := range networks {
-		reply := exchange(t, network, addr, tc.Msg())
+		reply := exchangeFrom(t, network, src, addr, tc.Msg())
 		sortSections(reply.Answer, reply.Ns, reply.Extra)
 		if err := compare(tc, reply); err != nil {
 			t.Errorf("%s %s over %s: %v\nreply:\n%v", tc.Qname, dns.TypeToString[tc.Qtype], network, err, reply)

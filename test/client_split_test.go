@@ -1,0 +1,218 @@
+package test
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/coredns/coredns/plugin/test"
+	"github.com/globaladdr/globaladdr/internal/etcdtest"
+	"github.com/globaladdr/globaladdr/internal/externaldns"
+
+	"github.com/miekg/dns"
+)
+
+// The clients of client-split.Corefile in these tests, all on lo (the whole
+// of 127.0.0.0/8 is local).
+var (
+	lanClient      = netip.MustParseAddr("127.0.0.1") // in lanNetworks
+	internetClient = netip.MustParseAddr("127.0.0.2")
+	strayClient    = netip.MustParseAddr("127.0.0.3") // beside the LAN, outside it
+	ipv6Client     = netip.IPv6Loopback()             // lanNetworks lists IPv4 only
+)
+
+// outsideClients are the clients that no view claims: each of them must get
+// the external view.
+var outsideClients = []netip.Addr{internetClient, strayClient, ipv6Client}
+
+// lanNetworks is LAN_NETWORKS in these tests. The LAN client is in its second
+// network, so that a match past the list's first entry counts.
+const lanNetworks = "10.0.0.0/8 127.0.0.1/32"
+
+// anySOA is the etcd zone's SOA as the tests compare it: any TTL, since the
+// cache counts it down.
+var anySOA = test.SOA("example.com. 303 IN SOA ns.dns.example.com. hostmaster.example.com. 0 7200 1800 86400 30")
+
+// TestClientSplit runs client-split.Corefile, with `hide secret.example.com`
+// added to its external view, and asks its one listener from a LAN client and
+// from clients outside the LAN, over UDP and TCP: the LAN client gets the
+// internal addresses, hidden names and external-dns's ownership records;
+// every other client (one of another network, one just beside the LAN's, one
+// over IPv6 when the LAN lists IPv4 networks only) gets the global address
+// and sees neither. With the example's cache in both blocks, answers cached
+// for one view never reach the other, whichever view asks first, and each
+// view still answers from its own cache once the records are gone.
+func TestClientSplit(t *testing.T) {
+	c, etcd := startClientSplit(t, lanNetworks, func(corefile string) string {
+		return insertAfter(t, corefile, "ttl 900", "        hide secret.{$DOMAIN}", 1)
+	},
+		a("app.example.com", "192.168.0.51"),
+		a("secret.example.com", "192.168.0.70"),
+		a("one.example.com", "192.168.0.61"),
+		a("two.example.com", "192.168.0.62"),
+	)
+	internal := func(name, addr string) test.Case {
+		return test.Case{Qname: name, Qtype: dns.TypeA, Answer: []dns.RR{test.A(name + " 303 IN A " + addr)}}
+	}
+	global := func(name string) test.Case { return internal(name, exampleGlobal) }
+	hidden := func(name string, qtype uint16) test.Case {
+		return test.Case{Qname: name, Qtype: qtype, Rcode: dns.RcodeNameError, Ns: []dns.RR{anySOA}}
+	}
+	owner := test.TXT(`a-app.example.com. 303 IN TXT "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=ingress/default/app\""`)
+
+	t.Run("the LAN client gets the internal view", func(t *testing.T) {
+		c.check(t, lanClient, internal("app.example.com.", "192.168.0.51"))
+		c.check(t, lanClient, internal("secret.example.com.", "192.168.0.70"))
+		c.check(t, lanClient, test.Case{Qname: "a-app.example.com.", Qtype: dns.TypeTXT, Answer: []dns.RR{owner}})
+		c.check(t, lanClient, internal("www.example.org.", "198.51.100.7"))
+	})
+	for _, client := range outsideClients {
+		t.Run(fmt.Sprintf("%v gets the external view", client), func(t *testing.T) {
+			c.check(t, client, global("app.example.com."))
+			c.check(t, client, hidden("secret.example.com.", dns.TypeA))
+			c.check(t, client, hidden("a-app.example.com.", dns.TypeTXT))
+			c.check(t, client, test.Case{Qname: "www.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeRefused})
+		})
+	}
+
+	// one.example.com: the LAN asks first; two.example.com: the Internet.
+	t.Run("each view fills its own cache", func(t *testing.T) {
+		c.check(t, lanClient, internal("one.example.com.", "192.168.0.61"))
+		c.check(t, internetClient, global("one.example.com."))
+		c.check(t, internetClient, global("two.example.com."))
+		c.check(t, lanClient, internal("two.example.com.", "192.168.0.62"))
+	})
+	t.Run("cached answers stay in their view", func(t *testing.T) {
+		c.check(t, internetClient, global("one.example.com."))
+		c.check(t, lanClient, internal("one.example.com.", "192.168.0.61"))
+		c.check(t, lanClient, internal("two.example.com.", "192.168.0.62"))
+		c.check(t, internetClient, global("two.example.com."))
+	})
+	deleteRecords(t, etcd, "one.example.com", "two.example.com")
+	t.Run("each view answers from its own cache once etcd lost the records", func(t *testing.T) {
+		for _, client := range outsideClients {
+			c.check(t, client, global("one.example.com."))
+			c.check(t, client, global("two.example.com."))
+		}
+		c.check(t, lanClient, internal("one.example.com.", "192.168.0.61"))
+		c.check(t, lanClient, internal("two.example.com.", "192.168.0.62"))
+	})
+}
+
+// TestClientSplitFailsClosed runs client-split.Corefile with LAN_NETWORKS
+// that cannot match: the view's expression then claims nobody, and the LAN
+// client, like any other, gets the external view, never the internal one.
+func TestClientSplitFailsClosed(t *testing.T) {
+	for _, tc := range []struct{ name, networks string }{
+		{"a malformed network", "127.0.0.1/33"},
+		{"no network", ""},
+		{"IPv6 networks only", "::1/128"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := startClientSplit(t, tc.networks, nil, a("app.example.com", "192.168.0.51"))
+			c.check(t, lanClient, test.Case{
+				Qname: "app.example.com.", Qtype: dns.TypeA,
+				Answer: []dns.RR{test.A("app.example.com. 303 IN A " + exampleGlobal)},
+			})
+		})
+	}
+}
+
+// TestClientSplitProxyProtocol runs client-split.Corefile behind a load
+// balancer on 127.0.0.1, a LAN address, that speaks the PROXY protocol (v2):
+// with `proxyproto { allow 127.0.0.1/32 }` in both blocks, the view judges
+// the client address in the header, not the balancer's. A header from a peer
+// that is not allowed is ignored: an outside client cannot claim a LAN
+// address. Over UDP and TCP.
+func TestClientSplitProxyProtocol(t *testing.T) {
+	balancer := lanClient
+	c, _ := startClientSplit(t, lanNetworks, func(corefile string) string {
+		return insertAfter(t, corefile, ":{port:dns} {", "    proxyproto {\n        allow 127.0.0.1/32\n    }", 2)
+	}, a("app.example.com", "192.168.0.51"))
+	internalA := []dns.RR{test.A("app.example.com. 303 IN A 192.168.0.51")}
+	globalA := []dns.RR{test.A("app.example.com. 303 IN A " + exampleGlobal)}
+
+	for _, tc := range []struct {
+		name   string
+		peer   netip.Addr
+		client netip.AddrPort
+		answer []dns.RR
+	}{
+		{"an outside client through the LAN's balancer", balancer, netip.MustParseAddrPort("127.0.0.2:40000"), globalA},
+		{"an IPv6 client through the balancer", balancer, netip.MustParseAddrPort("[::1]:40000"), globalA},
+		{"a LAN client through the balancer", balancer, netip.MustParseAddrPort("127.0.0.1:40000"), internalA},
+		{"an outside peer claiming a LAN address", internetClient, netip.MustParseAddrPort("127.0.0.1:40000"), globalA},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, network := range networks {
+				m := new(dns.Msg)
+				m.SetQuestion("app.example.com.", dns.TypeA)
+				r := exchangeProxied(t, network, tc.peer, tc.client, c.Addr("dns"), m)
+				want := test.Case{Qname: "app.example.com.", Qtype: dns.TypeA, Answer: tc.answer}
+				if err := compare(want, r); err != nil {
+					t.Errorf("over %s: %v\nreply:\n%v", network, err, r)
+				}
+			}
+		})
+	}
+	t.Run("a client without a header is judged by its own address", func(t *testing.T) {
+		c.check(t, lanClient, test.Case{Qname: "app.example.com.", Qtype: dns.TypeA, Answer: internalA})
+		c.check(t, internetClient, test.Case{Qname: "app.example.com.", Qtype: dns.TypeA, Answer: globalA})
+	})
+}
+
+// clientSplit is a CoreDNS running client-split.Corefile.
+type clientSplit struct{ *coreDNS }
+
+// check asks tc's question from the local address client, over UDP and TCP,
+// of the listener's address in client's family, and compares as checkCase.
+func (c clientSplit) check(t *testing.T, client netip.Addr, tc test.Case) {
+	t.Helper()
+	_, port, _ := net.SplitHostPort(c.Addr("dns"))
+	checkCaseFrom(t, client, net.JoinHostPort(loopback(client).String(), port), tc)
+}
+
+// startClientSplit starts an etcd holding records, a resolver for UPSTREAM,
+// and CoreDNS from client-split.Corefile changed by edit (if not nil), with
+// LAN_NETWORKS set to networks.
+func startClientSplit(t *testing.T, networks string, edit func(string) string, records ...externaldns.Record) (clientSplit, *etcdtest.Server) {
+	t.Helper()
+	etcd := startEtcd(t)
+	putRecords(t, etcd, records...)
+	upstream := startCoreDNS(t, upstreamCorefile)
+	env := map[string]string{
+		"DOMAIN":        exampleDomain,
+		"GLOBAL_ADDR":   exampleGlobal,
+		"ETCD_ENDPOINT": etcd.Endpoint(),
+		"UPSTREAM":      upstream.Addr("upstream"),
+		"LAN_NETWORKS":  networks,
+	}
+	setEnv(t, env)
+	corefile := examplePorts.Replace(readExample(t, "client-split.Corefile"))
+	if edit != nil {
+		corefile = edit(corefile)
+	}
+	return clientSplit{startExample(t, corefile, env)}, etcd
+}
+
+// insertAfter returns corefile with text inserted as lines of their own after
+// each line that ends with suffix. t fails unless there are n such lines.
+func insertAfter(t *testing.T, corefile, suffix, text string, n int) string {
+	t.Helper()
+	lines := strings.Split(corefile, "\n")
+	var out []string
+	found := 0
+	for _, l := range lines {
+		out = append(out, l)
+		if strings.HasSuffix(l, suffix) {
+			out = append(out, text)
+			found++
+		}
+	}
+	if found != n {
+		t.Fatalf("%d lines end with %q, want %d:\n%s", found, suffix, n, corefile)
+	}
+	return strings.Join(out, "\n")
+}
