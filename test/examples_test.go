@@ -63,6 +63,7 @@ func TestCorefileExamples(t *testing.T) {
 	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal))
 	upstream := startCoreDNS(t, upstreamCorefile)
 	key, keyFile := writeKey(t, dns.Fqdn(exampleDomain))
+	secondary := freeLoopbackAddr(t)
 	env := map[string]string{
 		"DOMAIN":        exampleDomain,
 		"GLOBAL_ADDR":   exampleGlobal,
@@ -72,6 +73,10 @@ func TestCorefileExamples(t *testing.T) {
 		"EXTERNAL_ADDR": exampleExternalAddr,
 		"DNSSEC_KEY":    keyFile,
 		"LAN_NETWORKS":  exampleInternalAddr + "/32",
+		"SECONDARY":     secondary,
+		"NS":            "ns1.example.net",
+		"TSIG_KEY":      testKey.name,
+		"TSIG_SECRET":   testKey.secret,
 	}
 	setEnv(t, env)
 	signed := func(t *testing.T, addr string) {
@@ -109,6 +114,9 @@ func TestCorefileExamples(t *testing.T) {
 		}},
 		{"dnssec.Corefile", func(c *coreDNS) []view {
 			return []view{{"external", c.Addr("dns"), signed}}
+		}},
+		{"hidden-primary.Corefile", func(c *coreDNS) []view {
+			return []view{{"external", c.Addr("dns"), checkHiddenPrimary(secondary)}}
 		}},
 	}
 	files, err := filepath.Glob(filepath.Join(examplesDir, "*.Corefile"))
