@@ -174,5 +174,5 @@ func (r *RRL) logStart(prefix netip.Addr, c class) {
 	if r.cfg.logOnly {
 		what = "would limit (log-only)"
 	}
-	log.Infof("%s %s responses to %s/%d: over %d per second", what, c, prefix, bits, r.cfg.rates[c])
+	log.Infof("%s responses of class %s to %s/%d: over %d per second", what, c, prefix, bits, r.cfg.rates[c])
 }
