@@ -60,12 +60,28 @@ func (x *EtcdXfr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	return plugin.NextOrFailure(x.Name(), x.Next, ctx, &soaWriter{ResponseWriter: w, x: x, z: z}, r)
 }
 
-// zoneOf returns the zone name is in, nil when it is in none of them.
+// zoneOf returns the zone name is in, nil when it is in none of them. It
+// compares suffixes, allocating nothing: every query of the block asks.
 func (x *EtcdXfr) zoneOf(name string) *zone {
-	if len(x.zones) == 0 {
-		return nil
+	var best *zone
+	for _, z := range x.zones {
+		if inZone(name, z.name) && (best == nil || len(z.name) > len(best.name)) {
+			best = z
+		}
 	}
-	return x.zones[plugin.Zones(x.Zones).Matches(name)]
+	return best
+}
+
+// inZone reports whether name is zone or below it, ignoring case.
+func inZone(name, zone string) bool {
+	n, l := len(name), len(zone)
+	switch {
+	case zone == ".":
+		return true
+	case n < l || !strings.EqualFold(name[n-l:], zone):
+		return false
+	}
+	return n == l || name[n-l-1] == '.'
 }
 
 // answerApex answers an SOA or NS query at z's apex.

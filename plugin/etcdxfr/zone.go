@@ -79,7 +79,9 @@ func (x *EtcdXfr) watch(ctx context.Context, z *zone) {
 			resp, err := x.etcd.Client.Get(rctx, z.path, clientv3.WithPrefix(), clientv3.WithCountOnly())
 			cancel()
 			if err != nil {
-				log.Warningf("zone %s: reading etcd: %v", z.name, err)
+				if ctx.Err() == nil {
+					log.Warningf("zone %s: reading etcd: %v", z.name, err)
+				}
 				continue
 			}
 			rev = resp.Header.Revision

@@ -1,0 +1,351 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/globaladdr/globaladdr/internal/etcdtest"
+	"github.com/globaladdr/globaladdr/internal/goroutines"
+	"github.com/globaladdr/globaladdr/internal/viewcheck"
+
+	"github.com/miekg/dns"
+)
+
+// hiddenPrimaryCorefile is a hidden primary for example.com: the external
+// view, its global addresses from an etcd key, transferable with TSIG, with
+// SOA timers far beyond any test's length, so that only NOTIFY can bring a
+// change to a secondary in time. ETCD stands for etcd's endpoint, TO for the
+// transfer plugin's to addresses, KEY and SECRET for the TSIG key.
+const hiddenPrimaryCorefile = `example.com:{port:primary} {
+	tsig {
+		secret KEY SECRET
+		require AXFR IXFR
+	}
+	globaladdr {
+		from etcd /globaladdr/example.com
+		ttl 900
+		hide secret.example.com
+	}
+	etcdxfr {
+		ns ns1.example.net ns2.example.net
+		refresh 86400
+		retry 86400
+	}
+	transfer {
+		to TO
+	}
+	etcd example.com {
+		endpoint ETCD
+	}
+}
+`
+
+// globalKey is the etcd key of the hidden primary's global addresses.
+const globalKey = "/globaladdr/example.com"
+
+// startHiddenPrimary starts an etcd holding the zone's records and global
+// addresses, and a hidden primary notifying to (transfer's to addresses). It
+// returns the primary's Corefile too, for a reload or a restart.
+func startHiddenPrimary(t *testing.T, to ...string) (*coreDNS, *etcdtest.Server, string) {
+	t.Helper()
+	etcd := startEtcd(t)
+	putRecords(t, etcd,
+		a("app.example.com", "192.168.0.51"),
+		a("www.example.com", "198.51.100.80"),
+		aaaa("v6.example.com", "fd00::51"),
+		cname("alias.example.com", "app.example.com"),
+		txt("info.example.com", "hello"),
+		a("x.y.example.com", "192.168.0.52"),
+		a("secret.example.com", "192.168.0.99"),
+		a("db.secret.example.com", "10.0.0.5"),
+	)
+	putGlobal(t, etcd, "203.0.113.10 2001:db8::10")
+	corefile := strings.NewReplacer(
+		"ETCD", etcd.Endpoint(),
+		"TO", strings.Join(to, " "),
+		"KEY", testKey.name,
+		"SECRET", testKey.secret,
+	).Replace(hiddenPrimaryCorefile)
+	return startCoreDNS(t, corefile), etcd, corefile
+}
+
+// putGlobal sets the hidden primary's global addresses.
+func putGlobal(t *testing.T, etcd *etcdtest.Server, value string) {
+	t.Helper()
+	if _, err := etcd.Client().Put(context.Background(), globalKey, value); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hiddenPrimaryPolicy is what no copy of the zone may show.
+var hiddenPrimaryPolicy = &viewcheck.Policy{Internal: viewcheck.DefaultInternal, Hide: []string{"secret.example.com."}}
+
+// TestHiddenPrimarySecondaries runs BIND 9 and NSD as secondaries of a hidden
+// primary: they transfer the external view with TSIG, serve the global
+// addresses, and follow a record added, a record deleted and a change of the
+// global addresses through NOTIFY, long before their refresh timers. A
+// transfer from each of them holds no internal address, no hidden name and
+// no ownership record.
+func TestHiddenPrimarySecondaries(t *testing.T) {
+	bindAddr, nsdAddr := freeLoopbackAddr(t), freeLoopbackAddr(t)
+	primary, etcd, _ := startHiddenPrimary(t, bindAddr, nsdAddr)
+	ref := primaryRef{zone: "example.com.", addr: primary.Addr("primary"), key: testKey}
+	secondaries := []*secondary{startBIND(t, bindAddr, ref), startNSD(t, nsdAddr, ref)}
+
+	// within is how long a change may take to reach a secondary: NOTIFY
+	// goes out within a second, then the secondary asks for the SOA and
+	// transfers the zone.
+	const within = 10 * time.Second
+	expect := func(what, name string, qtype uint16, want ...string) {
+		t.Helper()
+		for _, s := range secondaries {
+			eventually(t, within, s.name+": "+what, func() error {
+				return answers(s.addr, name, qtype, want)
+			})
+		}
+	}
+
+	expect("first transfer", "app.example.com.", dns.TypeA, "203.0.113.10")
+	expect("first transfer", "v6.example.com.", dns.TypeAAAA, "2001:db8::10")
+	expect("first transfer", "www.example.com.", dns.TypeA, "198.51.100.80")
+	checkCopies(t, secondaries, "app.example.com.", "www.example.com.", "alias.example.com.", "info.example.com.", "x.y.example.com.")
+
+	putRecords(t, etcd, a("new.example.com", "192.168.0.60"))
+	expect("added record", "new.example.com.", dns.TypeA, "203.0.113.10")
+
+	deleteRecords(t, etcd, "www.example.com")
+	expect("deleted record", "www.example.com.", dns.TypeA)
+
+	putGlobal(t, etcd, "203.0.113.20 2001:db8::10")
+	expect("global address change", "app.example.com.", dns.TypeA, "203.0.113.20")
+	expect("global address change", "new.example.com.", dns.TypeA, "203.0.113.20")
+	checkCopies(t, secondaries, "app.example.com.", "new.example.com.")
+}
+
+// answers returns nil when name's records of qtype at addr are exactly want
+// (their data, as text), none meaning NXDOMAIN or NODATA.
+func answers(addr, name string, qtype uint16, want []string) error {
+	m := new(dns.Msg)
+	m.SetQuestion(name, qtype)
+	r, _, err := (&dns.Client{Timeout: time.Second}).Exchange(m, addr)
+	if err != nil {
+		return err
+	}
+	var got []string
+	for _, rr := range r.Answer {
+		if rr.Header().Rrtype == qtype {
+			got = append(got, strings.TrimPrefix(rr.String(), rr.Header().String()))
+		}
+	}
+	slices.Sort(got)
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("%s %s: got %v (%s), want %v", name, dns.TypeToString[qtype], got, dns.RcodeToString[r.Rcode], want)
+	}
+	return nil
+}
+
+// checkCopies transfers each secondary's copy of the zone, and fails t if it
+// shows what the external view must not, or lacks one of names.
+func checkCopies(t *testing.T, secondaries []*secondary, names ...string) {
+	t.Helper()
+	for _, s := range secondaries {
+		owners := map[string]bool{}
+		for _, rr := range axfr(t, s.addr, "example.com.", nil) {
+			if err := hiddenPrimaryPolicy.CheckRR(rr); err != nil {
+				t.Errorf("%s's copy: %v", s.name, err)
+			}
+			owners[strings.ToLower(rr.Header().Name)] = true
+		}
+		for _, name := range names {
+			if !owners[name] {
+				t.Errorf("%s's copy lacks %s", s.name, name)
+			}
+		}
+	}
+}
+
+// TestHiddenPrimarySerial checks the zone's SOA serial: the same while
+// nothing changes, greater (RFC 1982) after each kind of change of the
+// external zone, and not smaller after a restart. Watchers end with the
+// server: nothing of etcdxfr is left running.
+func TestHiddenPrimarySerial(t *testing.T) {
+	before := goroutines.Take()
+	primary, etcd, corefile := startHiddenPrimary(t, "*")
+	addr := primary.Addr("primary")
+	serial := soaSerial(t, addr, "example.com.")
+
+	idle := time.Now().Add(2500 * time.Millisecond)
+	for time.Now().Before(idle) {
+		if s := soaSerial(t, addr, "example.com."); s != serial {
+			t.Fatalf("serial %d became %d while nothing changed", serial, s)
+		}
+		time.Sleep(100 * time.Millisecond) // sampling an idle zone
+	}
+
+	changes := []struct {
+		what   string
+		change func()
+	}{
+		{"record added", func() { putRecords(t, etcd, a("new.example.com", "192.168.0.60")) }},
+		{"record deleted", func() { deleteRecords(t, etcd, "app.example.com") }},
+		{"global addresses changed", func() { putGlobal(t, etcd, "203.0.113.20") }},
+		{"reload", func() { primary.Reload(t, corefile) }},
+	}
+	for _, c := range changes {
+		c.change()
+		eventually(t, 3*time.Second, c.what, func() error {
+			s := soaSerial(t, addr, "example.com.")
+			if !serialNewer(s, serial) {
+				return fmt.Errorf("serial %d, was %d", s, serial)
+			}
+			serial = s
+			return nil
+		})
+	}
+
+	// A burst of changes moves the serial twice within a second; a restart
+	// right after does not go back.
+	putRecords(t, etcd, a("burst1.example.com", "192.168.0.61"))
+	putRecords(t, etcd, a("burst2.example.com", "192.168.0.62"))
+	eventually(t, 3*time.Second, "burst", func() error {
+		return answers(addr, "burst2.example.com.", dns.TypeA, []string{"203.0.113.20"})
+	})
+	time.Sleep(1100 * time.Millisecond) // let the burst's second move happen: what is measured is the serial after it
+	serial = soaSerial(t, addr, "example.com.")
+	primary.Stop()
+	restarted := startCoreDNS(t, corefile)
+	if s := soaSerial(t, restarted.Addr("primary"), "example.com."); serialNewer(serial, s) {
+		t.Errorf("serial went back from %d to %d across a restart", serial, s)
+	}
+	restarted.Stop()
+	if left := before.Left(10*time.Second, "plugin/etcdxfr"); len(left) > 0 {
+		t.Errorf("%d goroutines of etcdxfr left running:\n%s", len(left), strings.Join(left, "\n\n"))
+	}
+}
+
+// serialNewer reports whether serial a is greater than b (RFC 1982).
+func serialNewer(a, b uint32) bool { return a != b && a-b < 1<<31 }
+
+// TestHiddenPrimaryTransfer checks the transfer from the primary itself: it
+// needs TSIG; it holds the records queries get, at their own names (exactly
+// so for a name with no names below it, and contained in the answer for a
+// name above others, which the etcd plugin answers with its subtree); an
+// IXFR for the current serial gets the SOA alone, for an older one the zone.
+func TestHiddenPrimaryTransfer(t *testing.T) {
+	primary, _, _ := startHiddenPrimary(t, "*")
+	addr := primary.Addr("primary")
+
+	if rrs, err := tryAXFR(addr, "example.com.", nil); err == nil {
+		t.Errorf("an unsigned AXFR got %d records", len(rrs))
+	}
+
+	rrs := axfr(t, addr, "example.com.", &testKey)
+	if len(rrs) < 2 || rrs[0].Header().Rrtype != dns.TypeSOA || rrs[len(rrs)-1].Header().Rrtype != dns.TypeSOA {
+		t.Fatalf("a transfer begins and ends with the SOA:\n%v", rrs)
+	}
+	owners := map[string]bool{}
+	sets := map[[2]string][]dns.RR{} // by owner and type
+	for _, rr := range rrs[1 : len(rrs)-1] {
+		if err := hiddenPrimaryPolicy.CheckRR(rr); err != nil {
+			t.Errorf("transfer: %v", err)
+		}
+		name := strings.ToLower(rr.Header().Name)
+		owners[name] = true
+		key := [2]string{name, dns.TypeToString[rr.Header().Rrtype]}
+		sets[key] = append(sets[key], rr)
+	}
+	for _, name := range []string{"app.example.com.", "v6.example.com.", "alias.example.com.", "info.example.com.", "x.y.example.com."} {
+		if !owners[name] {
+			t.Errorf("the transfer lacks %s", name)
+		}
+	}
+	for key, want := range sets {
+		name, qtype := key[0], dns.StringToType[key[1]]
+		ask := qtype
+		if qtype == dns.TypeCNAME {
+			// The etcd plugin looks a CNAME query's name up exactly, not
+			// below it, so it misses external-dns's keys (see etcdxfr's
+			// Bugs); an A query follows the CNAME.
+			ask = dns.TypeA
+		}
+		r := query(t, "tcp", addr, name, ask)
+		var got []dns.RR
+		for _, rr := range r.Answer {
+			if rr.Header().Rrtype == qtype {
+				got = append(got, rr)
+			}
+		}
+		leaf := !slices.ContainsFunc(slices.Collect(maps.Keys(owners)), func(o string) bool {
+			return o != name && dns.IsSubDomain(name, o)
+		})
+		if missing := subtract(want, got); len(missing) > 0 {
+			t.Errorf("%s %s: the transfer holds %v, a query does not:\n%v", name, key[1], missing, r)
+		}
+		if extra := subtract(got, want); leaf && len(extra) > 0 {
+			t.Errorf("%s %s: a query answers %v, the transfer does not hold it", name, key[1], extra)
+		}
+	}
+
+	soa := rrs[0].(*dns.SOA)
+	if r := ixfr(t, addr, soa); len(r.Answer) != 1 || r.Answer[0].(*dns.SOA).Serial != soa.Serial {
+		t.Errorf("IXFR for the current serial: want the SOA alone, got\n%v", r)
+	}
+	older := *soa
+	older.Serial--
+	if r := ixfr(t, addr, &older); len(r.Answer) < 3 {
+		t.Errorf("IXFR for an older serial: want the zone, got\n%v", r)
+	}
+}
+
+// ixfr asks addr for an IXFR from soa's serial, signed with testKey, and
+// returns the first message of the reply.
+func ixfr(t *testing.T, addr string, soa *dns.SOA) *dns.Msg {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetIxfr(soa.Hdr.Name, soa.Serial, soa.Ns, soa.Mbox)
+	m.SetTsig(testKey.name, dns.HmacSHA256, 300, time.Now().Unix())
+	c := &dns.Client{Net: "tcp", Timeout: 5 * time.Second, TsigSecret: map[string]string{testKey.name: testKey.secret}}
+	r, _, err := c.Exchange(m, addr)
+	if err != nil {
+		t.Fatalf("IXFR: %v", err)
+	}
+	return r
+}
+
+// subtract returns the records of a that b lacks, comparing data and TTL.
+func subtract(a, b []dns.RR) []dns.RR {
+	var out []dns.RR
+	for _, rr := range a {
+		if !slices.ContainsFunc(b, func(o dns.RR) bool { return dns.IsDuplicate(rr, o) && rr.Header().Ttl == o.Header().Ttl }) {
+			out = append(out, rr)
+		}
+	}
+	return out
+}
+
+// checkHiddenPrimary returns the check of hidden-primary.Corefile, whose
+// SECONDARY is secondary: the primary answers as an external view, refuses
+// an unsigned AXFR, and a BIND secondary on secondary transfers the zone
+// with the examples' TSIG key and serves the global address.
+func checkHiddenPrimary(secondary string) func(t *testing.T, addr string) {
+	return func(t *testing.T, addr string) {
+		checkExternal(t, addr)
+		zone := dns.Fqdn(exampleDomain)
+		if rrs, err := tryAXFR(addr, zone, nil); err == nil {
+			t.Errorf("an unsigned AXFR got %d records", len(rrs))
+		}
+		bind := startBIND(t, secondary, primaryRef{zone: zone, addr: addr, key: testKey})
+		eventually(t, 10*time.Second, "BIND's first transfer", func() error {
+			return answers(bind.addr, "app."+zone, dns.TypeA, []string{exampleGlobal})
+		})
+		if got := soaSerial(t, bind.addr, zone); got != soaSerial(t, addr, zone) {
+			t.Errorf("BIND serves serial %d, the primary another", got)
+		}
+	}
+}
