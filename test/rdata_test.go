@@ -45,6 +45,7 @@ example.com:{port:internal} {
 }
 
 example.com:{port:external} {
+	prometheus 127.0.0.1:{httpport:metrics}
 	globaladdr 203.0.113.10 2001:db8::10 {
 		ttl 900
 		hide secret.example.com
@@ -59,7 +60,8 @@ example.com:{port:external} {
 // an internal address anywhere else in their data are removed (NODATA where
 // nothing is left), and records naming a hidden name go. Every external
 // reply is judged by viewcheck too; the internal view, the control, shows
-// the zone as it is.
+// the zone as it is. The metrics count what was rewritten and dropped, by
+// type.
 func TestRecordData(t *testing.T) {
 	t.Parallel()
 	zone := filepath.Join(t.TempDir(), "db.example.com")
@@ -109,6 +111,23 @@ func TestRecordData(t *testing.T) {
 				}
 			}
 		})
+	}
+	body := scrape(t, "http://"+c.Addr("metrics")+"/metrics")
+	for _, m := range []struct {
+		metric, typ string
+		want        float64 // once over UDP, once over TCP
+	}{
+		{"rewritten_total", "HTTPS", 2},
+		{"rewritten_total", "SVCB", 2},
+		{"dropped_total", "AMTRELAY", 2},
+		{"dropped_total", "L32", 2},
+		{"dropped_total", "L64", 2},
+		{"dropped_total", "IPSECKEY", 2},
+		{"dropped_total", "APL", 2},
+	} {
+		if got := sample(body, "coredns_globaladdr_"+m.metric, c.Port("external"), m.typ); got != m.want {
+			t.Errorf("%s{type=%q}: %v, want %v", m.metric, m.typ, got, m.want)
+		}
 	}
 }
 
