@@ -50,6 +50,7 @@ type options struct {
 	samples     int
 	soak        time.Duration
 	subtree     int
+	transfer    int
 	soakPath    string
 	keepWorkDir bool
 }
@@ -62,6 +63,7 @@ func main() {
 	flag.IntVar(&o.clients, "clients", 4, "dnsperf clients (-c)")
 	flag.IntVar(&o.samples, "propagation", 20, "propagation samples per path")
 	flag.IntVar(&o.subtree, "subtree", 12000, "hosts in the etcd subtree whose apex query the internal and external blocks are timed on (0: skip)")
+	flag.IntVar(&o.transfer, "transfer", 0, "instead of comparing: time AXFRs of an etcd zone of this many hosts (etcdxfr) and report coredns's peak RSS")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf with mixed queries this long against one external block and sample coredns's RSS and goroutines")
 	flag.StringVar(&o.soakPath, "soak-path", "file", "the path the soak runs on: etcd+cache, etcd or file")
 	flag.BoolVar(&o.keepWorkDir, "keep", false, "keep the work directory (Corefile, zone, queries, coredns's log)")
@@ -97,6 +99,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer etcd.Close()
+	if o.transfer > 0 {
+		return transfer(ctx, o, etcd.Client(), etcd.Endpoint(), dir)
+	}
 	records := sampleRecords()
 	if err := loadEtcd(ctx, etcd.Client(), records); err != nil {
 		return fmt.Errorf("load etcd: %w", err)
