@@ -1,11 +1,14 @@
 package globaladdr
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
-// subscribers holds the functions Subscribe registered, per GlobalAddr.
-var subscribers struct {
+// subscribers holds the functions Subscribe registered with one GlobalAddr.
+type subscribers struct {
 	sync.Mutex
-	m map[*GlobalAddr][]*func()
+	fs []*func()
 }
 
 // Subscribe registers f to be called each time g's global addresses change
@@ -15,34 +18,21 @@ var subscribers struct {
 // return at once: signal a channel, say. The returned function removes the
 // subscription; call it when the subscriber shuts down.
 func (g *GlobalAddr) Subscribe(f func()) (unsubscribe func()) {
-	subscribers.Lock()
-	defer subscribers.Unlock()
-	if subscribers.m == nil {
-		subscribers.m = map[*GlobalAddr][]*func(){}
-	}
-	subscribers.m[g] = append(subscribers.m[g], &f)
+	g.subs.Lock()
+	defer g.subs.Unlock()
+	g.subs.fs = append(g.subs.fs, &f)
 	return func() {
-		subscribers.Lock()
-		defer subscribers.Unlock()
-		rest := subscribers.m[g][:0:0]
-		for _, s := range subscribers.m[g] {
-			if s != &f {
-				rest = append(rest, s)
-			}
-		}
-		if len(rest) == 0 {
-			delete(subscribers.m, g)
-		} else {
-			subscribers.m[g] = rest
-		}
+		g.subs.Lock()
+		defer g.subs.Unlock()
+		g.subs.fs = slices.DeleteFunc(slices.Clone(g.subs.fs), func(s *func()) bool { return s == &f })
 	}
 }
 
 // changed calls the functions subscribed to g's address changes.
 func (g *GlobalAddr) changed() {
-	subscribers.Lock()
-	fs := subscribers.m[g]
-	subscribers.Unlock()
+	g.subs.Lock()
+	fs := g.subs.fs
+	g.subs.Unlock()
 	for _, f := range fs {
 		(*f)()
 	}

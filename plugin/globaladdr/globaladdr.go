@@ -27,6 +27,8 @@ type GlobalAddr struct {
 	// sources keeps addrs up to date from the from sources; nil when the
 	// Corefile gives the addresses.
 	sources *sources
+	// subs are told when sources changed addrs (Subscribe).
+	subs subscribers
 }
 
 // Name implements plugin.Handler.
