@@ -45,7 +45,7 @@ var anySOA = test.SOA("example.com. 303 IN SOA ns.dns.example.com. hostmaster.ex
 // for one view never reach the other, whichever view asks first, and each
 // view still answers from its own cache once the records are gone.
 func TestClientSplit(t *testing.T) {
-	c, etcd := startClientSplit(t, lanNetworks, func(corefile string) string {
+	c, etcd := startClientSplit(t, func(corefile string) string {
 		return insertAfter(t, corefile, "ttl 900", "        hide secret.{$DOMAIN}", 1)
 	},
 		a("app.example.com", "192.168.0.51"),
@@ -104,14 +104,20 @@ func TestClientSplit(t *testing.T) {
 // TestClientSplitFailsClosed runs client-split.Corefile with LAN_NETWORKS
 // that cannot match: the view's expression then claims nobody, and the LAN
 // client, like any other, gets the external view, never the internal one.
+// The cases run in parallel, so each writes its LAN_NETWORKS into the
+// Corefile itself, where CoreDNS would expand it.
 func TestClientSplitFailsClosed(t *testing.T) {
+	env, _ := setClientSplitEnv(t, a("app.example.com", "192.168.0.51"))
 	for _, tc := range []struct{ name, networks string }{
 		{"a malformed network", "127.0.0.1/33"},
 		{"no network", ""},
 		{"IPv6 networks only", "::1/128"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _ := startClientSplit(t, tc.networks, nil, a("app.example.com", "192.168.0.51"))
+			t.Parallel()
+			c := startClientSplitExample(t, env, func(corefile string) string {
+				return strings.ReplaceAll(corefile, "{$LAN_NETWORKS}", tc.networks)
+			})
 			c.check(t, lanClient, test.Case{
 				Qname: "app.example.com.", Qtype: dns.TypeA,
 				Answer: []dns.RR{test.A("app.example.com. 303 IN A " + exampleGlobal)},
@@ -128,7 +134,7 @@ func TestClientSplitFailsClosed(t *testing.T) {
 // address. Over UDP and TCP.
 func TestClientSplitProxyProtocol(t *testing.T) {
 	balancer := lanClient
-	c, _ := startClientSplit(t, lanNetworks, func(corefile string) string {
+	c, _ := startClientSplit(t, func(corefile string) string {
 		return insertAfter(t, corefile, ":{port:dns} {", "    proxyproto {\n        allow 127.0.0.1/32\n    }", 2)
 	}, a("app.example.com", "192.168.0.51"))
 	internalA := []dns.RR{test.A("app.example.com. 303 IN A 192.168.0.51")}
@@ -176,8 +182,18 @@ func (c clientSplit) check(t *testing.T, client netip.Addr, tc test.Case) {
 
 // startClientSplit starts an etcd holding records, a resolver for UPSTREAM,
 // and CoreDNS from client-split.Corefile changed by edit (if not nil), with
-// LAN_NETWORKS set to networks.
-func startClientSplit(t *testing.T, networks string, edit func(string) string, records ...externaldns.Record) (clientSplit, *etcdtest.Server) {
+// LAN_NETWORKS set to lanNetworks.
+func startClientSplit(t *testing.T, edit func(string) string, records ...externaldns.Record) (clientSplit, *etcdtest.Server) {
+	t.Helper()
+	env, etcd := setClientSplitEnv(t, records...)
+	return startClientSplitExample(t, env, edit), etcd
+}
+
+// setClientSplitEnv starts an etcd holding records and a resolver for
+// UPSTREAM, and sets the environment of client-split.Corefile for them, with
+// LAN_NETWORKS set to lanNetworks, until t ends. It returns the environment
+// and the etcd.
+func setClientSplitEnv(t *testing.T, records ...externaldns.Record) (map[string]string, *etcdtest.Server) {
 	t.Helper()
 	etcd := startEtcd(t)
 	putRecords(t, etcd, records...)
@@ -187,14 +203,21 @@ func startClientSplit(t *testing.T, networks string, edit func(string) string, r
 		"GLOBAL_ADDR":   exampleGlobal,
 		"ETCD_ENDPOINT": etcd.Endpoint(),
 		"UPSTREAM":      upstream.Addr("upstream"),
-		"LAN_NETWORKS":  networks,
+		"LAN_NETWORKS":  lanNetworks,
 	}
 	setEnv(t, env)
+	return env, etcd
+}
+
+// startClientSplitExample starts CoreDNS from client-split.Corefile changed
+// by edit (if not nil), in the environment env that setClientSplitEnv set.
+func startClientSplitExample(t *testing.T, env map[string]string, edit func(string) string) clientSplit {
+	t.Helper()
 	corefile := examplePorts.Replace(readExample(t, "client-split.Corefile"))
 	if edit != nil {
 		corefile = edit(corefile)
 	}
-	return clientSplit{startExample(t, corefile, env)}, etcd
+	return clientSplit{startExample(t, corefile, env)}
 }
 
 // insertAfter returns corefile with text inserted as lines of their own after
