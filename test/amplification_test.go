@@ -14,25 +14,10 @@ import (
 	"github.com/miekg/dns"
 )
 
-// amplificationCorefile serves the external view of the zone under etcd
-// path PATH twice: on {port:before} as external.Corefile did before rrl,
-// and on {port:after} with bufsize 1232 and rrl, as it does now.
-const amplificationCorefile = `example.com:{port:before} {
-	cache 30
-	globaladdr 203.0.113.10 2001:db8::10 {
-		ttl 900
-	}
-	etcd example.com {
-		path PATH
-		endpoint ETCD
-	}
-}
-
-example.com:{port:after} {
-	bufsize 1232
-	rrl {
-		responses-per-second 10
-	}
+// amplificationBlock is the external view of the zone under etcd path
+// PATH, as external.Corefile had it before rrl, on port PORT, with EXTRA.
+const amplificationBlock = `example.com:{port:PORT} {
+	EXTRA
 	cache 30
 	globaladdr 203.0.113.10 2001:db8::10 {
 		ttl 900
@@ -43,6 +28,16 @@ example.com:{port:after} {
 	}
 }
 `
+
+// amplificationCorefile serves the zone under etcd path on {port:before}
+// as external.Corefile did before rrl, and on {port:after} with bufsize
+// 1232 and rrl, as it does now.
+func amplificationCorefile(path, etcd string) string {
+	block := func(port, extra string) string {
+		return strings.NewReplacer("PORT", port, "EXTRA", extra, "PATH", path, "ETCD", etcd).Replace(amplificationBlock)
+	}
+	return block("before", "") + "\n" + block("after", "bufsize 1232\n\trrl {\n\t\tresponses-per-second 10\n\t}")
+}
 
 // amplificationTypes are the types an attacker may ask for each name.
 var amplificationTypes = []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeSRV, dns.TypeTXT, dns.TypeMX, dns.TypeNS, dns.TypeSOA, dns.TypeANY}
@@ -75,7 +70,7 @@ func TestAmplification(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		c := startCoreDNS(t, strings.NewReplacer("PATH", z.path, "ETCD", etcd.Endpoint()).Replace(amplificationCorefile))
+		c := startCoreDNS(t, amplificationCorefile(z.path, etcd.Endpoint()))
 		names := []string{"example.com."}
 		for _, r := range z.records {
 			names = append(names, dns.Fqdn(r.Name))

@@ -125,15 +125,21 @@ func (r *RRL) limitable(w dns.ResponseWriter) (netip.Addr, bool) {
 func (r *RRL) judge(ctx context.Context, prefix netip.Addr, res *dns.Msg) verdict {
 	c, name, qtype := classify(res)
 	now := int64(time.Since(r.epoch))
-	v := send
+	v, by := send, c
 	if rate := r.cfg.rates[c]; rate > 0 {
 		v = r.debit(ctx, prefix, c, accountKey(r.seed, prefix, c, name, qtype), now, rate, r.cfg.slip)
 	}
 	if rate := r.cfg.rates[classAll]; rate > 0 {
 		// As in BIND, responses over all-per-second are never slipped.
 		if r.debit(ctx, prefix, classAll, accountKey(r.seed, prefix, classAll, "", 0), now, rate, 0) != send {
-			v = drop
+			v, by = drop, classAll
 		}
+	}
+	switch v {
+	case drop:
+		r.metricsOf(metrics.WithServer(ctx)).dropped[by].Inc()
+	case slip:
+		r.metricsOf(metrics.WithServer(ctx)).slipped[by].Inc()
 	}
 	if r.cfg.logOnly {
 		return send
@@ -141,21 +147,12 @@ func (r *RRL) judge(ctx context.Context, prefix netip.Addr, res *dns.Msg) verdic
 	return v
 }
 
-// debit spends a credit of one account and counts and logs what follows.
+// debit spends a credit of one account, keeps the table's gauge and logs
+// when the account begins to be limited.
 func (r *RRL) debit(ctx context.Context, prefix netip.Addr, c class, key uint64, now int64, rate, slipEvery int) verdict {
 	v, started, grew := r.table.debit(key, now, rate, r.cfg.window, slipEvery)
-	if v == send && !grew {
-		return v
-	}
-	m := r.metricsOf(metrics.WithServer(ctx))
 	if grew {
-		m.table.Set(float64(r.table.len()))
-	}
-	switch v {
-	case drop:
-		m.dropped[c].Inc()
-	case slip:
-		m.slipped[c].Inc()
+		r.metricsOf(metrics.WithServer(ctx)).table.Set(float64(r.table.len()))
 	}
 	if started {
 		r.logStart(prefix, c)

@@ -10,6 +10,9 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/miekg/dns"
 )
 
@@ -243,4 +246,40 @@ func TestServeDNSAllocations(t *testing.T) {
 			t.Errorf("%s: rrl adds %v allocations per query, want %v", name, n, want)
 		}
 	}
+}
+
+// TestServeDNSCounts checks that each limited reply is counted once, under
+// the class that decided its fate: a reply its own class would slip but
+// all-per-second drops is a drop of class all.
+func TestServeDNSCounts(t *testing.T) {
+	r := newTestRRL(t, "rrl {\n responses-per-second 1\n all-per-second 2\n slip 1\n}", answer)
+	counters := func() [4]float64 {
+		return [4]float64{
+			value(droppedCount.WithLabelValues("", "response")),
+			value(slippedCount.WithLabelValues("", "response")),
+			value(droppedCount.WithLabelValues("", "all")),
+			value(slippedCount.WithLabelValues("", "all")),
+		}
+	}
+	before := counters()
+	full, tc := burst(t, r, udpClient("203.0.113.1"), "app.example.com.", 5)
+	after := counters()
+	// 1: sent; 2: slipped (response), within all's 2; 3-5: dropped (all).
+	want := [4]float64{0, 1, 3, 0}
+	for i := range want {
+		if after[i]-before[i] != want[i] {
+			t.Errorf("counted dropped/slipped response, dropped/slipped all: %v, want %v", [4]float64{after[0] - before[0], after[1] - before[1], after[2] - before[2], after[3] - before[3]}, want)
+			break
+		}
+	}
+	if full != 1 || tc != 1 {
+		t.Errorf("%d answers and %d slips, want 1 and 1", full, tc)
+	}
+}
+
+// value returns the value of a counter.
+func value(c prometheus.Counter) float64 {
+	var m dto.Metric
+	c.Write(&m)
+	return m.GetCounter().GetValue()
 }
