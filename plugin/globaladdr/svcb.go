@@ -51,26 +51,29 @@ func (p *policy) rewriteHintAddrs(ips []net.IP, v4 bool, g *globals, t *tally, t
 		seen index[netip.Addr, struct{}]
 		buf  [1]net.IP
 	)
+	add := func(ip net.IP) {
+		if a, _ := addrOf(ip, v4); seen.add(a, struct{}{}) {
+			out = append(out, ip)
+		}
+	}
 	for _, ip := range ips {
 		a, ok := addrOf(ip, v4)
-		if !ok {
+		switch {
+		case !ok:
 			t.dropped(typ, 1)
-			continue
-		}
-		repl := []net.IP{ip}
-		if p.isInternal(a) {
-			var err error
-			if repl, err = p.replace(a, g, &buf); err != nil {
+		case p.isInternal(a):
+			repl, err := p.replace(a, g, &buf)
+			if err != nil {
 				return nil, err
 			}
 			if len(repl) == 0 {
 				t.dropped(typ, 1)
 			}
-		}
-		for _, r := range repl {
-			if ra, _ := addrOf(r, v4); seen.add(ra, struct{}{}) {
-				out = append(out, r)
+			for _, r := range repl {
+				add(r)
 			}
+		default:
+			add(ip)
 		}
 	}
 	return out, nil
