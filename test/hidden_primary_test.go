@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -348,4 +350,76 @@ func checkHiddenPrimary(secondary string) func(t *testing.T, addr string) {
 			t.Errorf("BIND serves serial %d, the primary another", got)
 		}
 	}
+}
+
+// TestHiddenPrimaryNotifyBurst writes 50 keys in a row, as external-dns does
+// in one sync, and counts the NOTIFYs the secondary's address receives: a
+// few, not 50.
+func TestHiddenPrimaryNotifyBurst(t *testing.T) {
+	notifies := listenNotify(t)
+	primary, etcd, _ := startHiddenPrimary(t, notifies.addr)
+	eventually(t, 5*time.Second, "the NOTIFY of the start", func() error { return notifies.atLeast(1) })
+	serial := soaSerial(t, primary.Addr("primary"), "example.com.")
+	start := notifies.count()
+
+	for i := range 50 {
+		putRecords(t, etcd, a(fmt.Sprintf("burst%02d.example.com", i), "192.168.0.70"))
+	}
+	eventually(t, 5*time.Second, "the serial after the burst", func() error {
+		// The burst's last write is in the zone once the serial moved after it.
+		if err := answers(primary.Addr("primary"), "burst49.example.com.", dns.TypeA, []string{"203.0.113.10"}); err != nil {
+			return err
+		}
+		return notifies.atLeast(start + 1)
+	})
+	time.Sleep(1500 * time.Millisecond) // the coalesced moves are at least a second apart: let the last one happen
+	if got := notifies.count() - start; got > 5 {
+		t.Errorf("50 writes gave %d NOTIFYs, want a few", got)
+	}
+	if s := soaSerial(t, primary.Addr("primary"), "example.com."); !serialNewer(s, serial) {
+		t.Errorf("serial %d after the burst, was %d", s, serial)
+	}
+}
+
+// notifyCounter is a UDP listener that counts the NOTIFYs it receives and
+// acknowledges them, as a secondary does.
+type notifyCounter struct {
+	addr string
+	mu   sync.Mutex
+	n    int
+}
+
+func listenNotify(t *testing.T) *notifyCounter {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &notifyCounter{addr: pc.LocalAddr().String()}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		if r.Opcode == dns.OpcodeNotify {
+			c.mu.Lock()
+			c.n++
+			c.mu.Unlock()
+		}
+		m := new(dns.Msg)
+		m.SetReply(r)
+		w.WriteMsg(m)
+	})}
+	go srv.ActivateAndServe()
+	t.Cleanup(func() { srv.Shutdown() })
+	return c
+}
+
+func (c *notifyCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+func (c *notifyCounter) atLeast(n int) error {
+	if got := c.count(); got < n {
+		return fmt.Errorf("%d NOTIFYs, want %d", got, n)
+	}
+	return nil
 }
