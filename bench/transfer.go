@@ -75,11 +75,9 @@ func transfer(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint
 	}
 	defer srv.stop()
 	for _, port := range ports {
-		c, err := dialReady(ctx, port, transferZone)
-		if err != nil {
+		if err := soaReady(ctx, port); err != nil {
 			return fmt.Errorf("%w: %s", err, srv.output())
 		}
-		c.Close()
 	}
 	_, before, err := srv.memory()
 	if err != nil {
@@ -131,4 +129,24 @@ func axfr(port int) (records, size int, err error) {
 		}
 	}
 	return records, size, nil
+}
+
+// soaReady waits until the block on port answers the SOA query of
+// transferZone, for up to 30 s. etcdxfr answers it alone: unlike a query for
+// the apex's addresses, it does not make the etcd plugin read the zone.
+func soaReady(ctx context.Context, port int) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := query(port, transferZone, dns.TypeSOA); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("127.0.0.1:%d: no SOA within 30 s", port)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
