@@ -7,6 +7,8 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/test"
 
+	"github.com/globaladdr/globaladdr/internal/externaldns"
+
 	"github.com/miekg/dns"
 )
 
@@ -45,5 +47,20 @@ func BenchmarkQueryWith(b *testing.B) {
 	x := &EtcdXfr{Next: answer{}, Zones: []string{"example.com."}}
 	x.apex = apex{ns: []string{"ns1.example.net."}}
 	x.zones = map[string]*zone{"example.com.": {name: "example.com.", serial: &serial{}}}
+	benchmark(b, x)
+}
+
+// BenchmarkEtcdQueryWithout is an A query answered by the etcd plugin
+// alone, reading an embedded etcd.
+func BenchmarkEtcdQueryWithout(b *testing.B) {
+	x, s := newTestXfr(b)
+	put(b, s, externaldns.Record{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51"}})
+	benchmark(b, x.Next)
+}
+
+// BenchmarkEtcdQueryWith is the same query through etcdxfr.
+func BenchmarkEtcdQueryWith(b *testing.B) {
+	x, s := newTestXfr(b)
+	put(b, s, externaldns.Record{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51"}})
 	benchmark(b, x)
 }
