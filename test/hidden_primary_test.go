@@ -423,3 +423,27 @@ func (c *notifyCounter) atLeast(n int) error {
 	}
 	return nil
 }
+
+// TestEtcdxfrNeedsEtcdAndTransfer checks that a block with etcdxfr but
+// without the etcd or the transfer plugin, or with a zone etcd does not
+// serve, does not start, and that the error names the plugin, the file and
+// the line.
+func TestEtcdxfrNeedsEtcdAndTransfer(t *testing.T) {
+	etcd := startEtcd(t)
+	for _, tc := range []struct{ corefile, want string }{
+		{"example.com:{port:dns} {\n\tetcdxfr {\n\t\tns ns1.example.net\n\t}\n\ttransfer {\n\t\tto *\n\t}\n}\n", "no etcd plugin"},
+		{"example.com:{port:dns} {\n\tetcdxfr {\n\t\tns ns1.example.net\n\t}\n\tetcd example.com {\n\t\tendpoint " + etcd.Endpoint() + "\n\t}\n}\n", "no transfer plugin"},
+		{"example.com:{port:dns} {\n\tetcdxfr example.org {\n\t\tns ns1.example.net\n\t}\n\ttransfer {\n\t\tto *\n\t}\n\tetcd example.com {\n\t\tendpoint " + etcd.Endpoint() + "\n\t}\n}\n", "zone example.org. is not one of the etcd plugin's zones"},
+	} {
+		_, err := tryStartCoreDNS(t, tc.corefile)
+		if err == nil {
+			t.Errorf("started:\n%s", tc.corefile)
+			continue
+		}
+		for _, want := range []string{"etcdxfr", "Corefile:2", tc.want} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q lacks %q", err, want)
+			}
+		}
+	}
+}

@@ -25,7 +25,6 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
-	x.where = fmt.Sprintf("%s:%d", c.File(), c.Line())
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
 		x.Next = next
 		return x
@@ -48,6 +47,7 @@ func parse(c *caddy.Controller) (*EtcdXfr, error) {
 		if i > 0 {
 			return nil, c.Errf("%s is given twice in this server block", pluginName)
 		}
+		x.where = fmt.Sprintf("%s:%d", c.File(), c.Line())
 		x.Zones = plugin.OriginsFromArgsOrServerBlock(c.RemainingArgs(), c.ServerBlockKeys)
 		for c.NextBlock() {
 			property, args := c.Val(), c.RemainingArgs()
