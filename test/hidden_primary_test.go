@@ -447,3 +447,22 @@ func TestEtcdxfrNeedsEtcdAndTransfer(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenPrimaryEtcdRestart checks that the watch of the zone survives an
+// etcd restart: a record written afterwards moves the serial.
+func TestHiddenPrimaryEtcdRestart(t *testing.T) {
+	primary, etcd, _ := startHiddenPrimary(t, "*")
+	addr := primary.Addr("primary")
+	serial := soaSerial(t, addr, "example.com.")
+	etcd.Stop()
+	if err := etcd.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	putRecords(t, etcd, a("after.example.com", "192.168.0.80"))
+	eventually(t, 30*time.Second, "serial after the etcd restart", func() error {
+		if s := soaSerial(t, addr, "example.com."); !serialNewer(s, serial) {
+			return fmt.Errorf("serial %d, was %d", s, serial)
+		}
+		return answers(addr, "after.example.com.", dns.TypeA, []string{"203.0.113.10"})
+	})
+}

@@ -68,23 +68,33 @@ func (x *EtcdXfr) notify(z *zone) {
 
 // watch watches z's keys in etcd, and records every put and delete as a
 // change of z. When the watch ends (etcd unreachable, a lost leader) it
-// starts again from the revision it had seen, so that nothing is missed; when
-// that revision was compacted, it records a change, since something may
-// have been.
+// starts again from the revision it had seen, so that nothing is missed.
+// When it cannot know what it missed (that revision was compacted, or etcd
+// could not be read to learn a revision to start from), it records a change
+// once it can read etcd again. A failure is logged once, not at each retry.
 func (x *EtcdXfr) watch(ctx context.Context, z *zone) {
-	var rev int64 // the last revision seen; 0 before the first
+	var (
+		rev    int64  // the last revision seen; 0 when unknown
+		failed string // the failure last logged; "" while etcd answers
+	)
+	fail := func(what string, err error) {
+		if ctx.Err() == nil && err.Error() != failed {
+			log.Warningf("zone %s: %s etcd: %v", z.name, what, err)
+			failed = err.Error()
+		}
+	}
 	for delay := time.Duration(0); wait(ctx, delay); delay = retry {
 		if rev == 0 {
 			rctx, cancel := context.WithTimeout(ctx, etcdTimeout)
 			resp, err := x.etcd.Client.Get(rctx, z.path, clientv3.WithPrefix(), clientv3.WithCountOnly())
 			cancel()
 			if err != nil {
-				if ctx.Err() == nil {
-					log.Warningf("zone %s: reading etcd: %v", z.name, err)
-				}
+				fail("reading", err)
 				continue
 			}
-			rev = resp.Header.Revision
+			if rev = resp.Header.Revision; failed != "" {
+				z.change()
+			}
 		}
 		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 		for resp := range x.etcd.Client.Watch(wctx, z.path, clientv3.WithPrefix(), clientv3.WithRev(rev+1)) {
@@ -95,8 +105,12 @@ func (x *EtcdXfr) watch(ctx context.Context, z *zone) {
 				break
 			}
 			if resp.Err() != nil {
-				log.Warningf("zone %s: watching etcd: %v", z.name, resp.Err())
+				fail("watching", resp.Err())
 				break
+			}
+			if failed != "" {
+				log.Infof("zone %s: watching etcd again", z.name)
+				failed = ""
 			}
 			if len(resp.Events) > 0 {
 				rev = resp.Events[len(resp.Events)-1].Kv.ModRevision
