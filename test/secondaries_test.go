@@ -49,9 +49,7 @@ type primaryRef struct {
 func startBIND(t *testing.T, addr string, p primaryRef) *secondary {
 	t.Helper()
 	named := prereq.Program(t, "named", "bind9")
-	dir := t.TempDir()
-	host, port, _ := net.SplitHostPort(addr)
-	phost, pport, _ := net.SplitHostPort(p.addr)
+	dir, host, port, phost, pport := secondaryPlaces(t, addr, p)
 	conf := fmt.Sprintf(`options {
 	directory %[1]q;
 	pid-file %[9]q;
@@ -85,9 +83,7 @@ zone %[8]q {
 func startNSD(t *testing.T, addr string, p primaryRef) *secondary {
 	t.Helper()
 	nsd := prereq.Program(t, "nsd", "nsd")
-	dir := t.TempDir()
-	host, port, _ := net.SplitHostPort(addr)
-	phost, pport, _ := net.SplitHostPort(p.addr)
+	dir, host, port, phost, pport := secondaryPlaces(t, addr, p)
 	conf := fmt.Sprintf(`server:
 	ip-address: %[2]s
 	port: %[3]s
@@ -121,6 +117,14 @@ zone:
 	s.out = run(t, nsd, "-d", "-c", filepath.Join(dir, "nsd.conf"))
 	waitAnswering(t, s)
 	return s
+}
+
+// secondaryPlaces returns a directory for a secondary's files, the host and
+// port of its addr, and those of its primary.
+func secondaryPlaces(t *testing.T, addr string, p primaryRef) (dir, host, port, phost, pport string) {
+	host, port, _ = net.SplitHostPort(addr)
+	phost, pport, _ = net.SplitHostPort(p.addr)
+	return t.TempDir(), host, port, phost, pport
 }
 
 // freeLoopbackAddr returns a loopback address with a port that was free for
