@@ -1,7 +1,6 @@
 package rrl
 
 import (
-	"hash/maphash"
 	"net/netip"
 
 	"github.com/miekg/dns"
@@ -76,28 +75,35 @@ func soaOwner(rrs []dns.RR) string {
 	return ""
 }
 
-// keyMax is the most a key's input holds: a prefix and its family, a class,
-// a type and a name of at most 255 octets in presentation form (escapes
-// included).
-const keyMax = 16 + 1 + 1 + 2 + 4*255
-
-// accountKey hashes what identifies an account: the client's prefix, the
-// class, and the name (case-folded) and type. Like BIND, it keeps a hash,
-// not the name: a collision merely shares an account. seed keeps the hashes
-// unpredictable to clients.
-func accountKey(seed maphash.Seed, prefix netip.Addr, c class, name string, qtype uint16) uint64 {
-	var buf [keyMax]byte
+// accountKey hashes what identifies an account: the client's prefix and its
+// family, the class, and the name (case-folded) and type, with FNV-1a from
+// seed and a final mix. Like BIND, it keeps a hash, not the name: a
+// collision merely shares an account, which a client could reach as well by
+// asking for the other name from the same network. seed, chosen at random,
+// keeps the hashes, and so the table's slots, unpredictable to clients.
+func accountKey(seed uint64, prefix netip.Addr, c class, name string, qtype uint16) uint64 {
+	const prime = 1099511628211
+	h := seed
 	a := prefix.As16()
-	n := copy(buf[:], a[:])
-	buf[n], buf[n+1], buf[n+2], buf[n+3] = byte(prefix.BitLen()), byte(c), byte(qtype>>8), byte(qtype)
-	n += 4
-	for i := 0; i < len(name) && n < len(buf); i++ {
+	for _, b := range a {
+		h = (h ^ uint64(b)) * prime
+	}
+	for _, b := range [4]byte{byte(prefix.BitLen()), byte(c), byte(qtype >> 8), byte(qtype)} {
+		h = (h ^ uint64(b)) * prime
+	}
+	for i := 0; i < len(name); i++ {
 		b := name[i]
 		if 'A' <= b && b <= 'Z' {
 			b += 'a' - 'A'
 		}
-		buf[n] = b
-		n++
+		h = (h ^ uint64(b)) * prime
 	}
-	return maphash.Bytes(seed, buf[:n])
+	// The finalizer of MurmurHash3: every bit of h reaches the low bits,
+	// which pick the slot.
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
 }

@@ -7,7 +7,7 @@ package rrl
 
 import (
 	"context"
-	"hash/maphash"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sync"
@@ -50,7 +50,7 @@ type RRL struct {
 
 	cfg   config
 	table *table
-	seed  maphash.Seed
+	seed  uint64    // of the account keys
 	epoch time.Time // the table's clock counts from here
 
 	mu      sync.RWMutex
@@ -61,7 +61,7 @@ func newRRL(cfg config) *RRL {
 	return &RRL{
 		cfg:     cfg,
 		table:   newTable(cfg.maxTableSize),
-		seed:    maphash.MakeSeed(),
+		seed:    rand.Uint64(),
 		epoch:   time.Now(),
 		servers: map[string]*serverMetrics{},
 	}
