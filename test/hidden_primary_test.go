@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
+	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/goroutines"
 	"github.com/globaladdr/globaladdr/internal/viewcheck"
 
@@ -465,4 +466,27 @@ func TestHiddenPrimaryEtcdRestart(t *testing.T) {
 		}
 		return answers(addr, "after.example.com.", dns.TypeA, []string{"203.0.113.10"})
 	})
+}
+
+// TestHiddenPrimaryLargeSignedTransfer transfers a zone too large for one
+// message with TSIG: every envelope, rewritten by globaladdr, stays signed.
+func TestHiddenPrimaryLargeSignedTransfer(t *testing.T) {
+	primary, etcd, _ := startHiddenPrimary(t, "*")
+	const hosts = 3000 // about 100 KB: at least two envelopes
+	for i := range hosts {
+		putRecords(t, etcd, externaldns.Record{Name: fmt.Sprintf("h%04d.example.com", i), Type: "A", Targets: []string{"192.168.1.1"}})
+	}
+	rrs := axfr(t, primary.Addr("primary"), "example.com.", &testKey)
+	n := 0
+	for _, rr := range rrs {
+		if err := hiddenPrimaryPolicy.CheckRR(rr); err != nil {
+			t.Fatalf("transfer: %v", err)
+		}
+		if strings.HasPrefix(rr.Header().Name, "h") {
+			n++
+		}
+	}
+	if n != hosts {
+		t.Errorf("%d hosts transferred, want %d", n, hosts)
+	}
 }
