@@ -88,17 +88,17 @@ func putGlobal(t *testing.T, etcd *etcdtest.Server, value string) {
 // hiddenPrimaryPolicy is what no copy of the zone may show.
 var hiddenPrimaryPolicy = &viewcheck.Policy{Internal: viewcheck.DefaultInternal, Hide: []string{"secret.example.com."}}
 
-// TestHiddenPrimarySecondaries runs BIND 9 and NSD as secondaries of a hidden
+// TestHiddenPrimarySecondaries runs BIND 9, NSD and Knot as secondaries of a hidden
 // primary: they transfer the external view with TSIG, serve the global
 // addresses, and follow a record added, a record deleted and a change of the
 // global addresses through NOTIFY, long before their refresh timers. A
 // transfer from each of them holds no internal address, no hidden name and
 // no ownership record.
 func TestHiddenPrimarySecondaries(t *testing.T) {
-	bindAddr, nsdAddr := freeLoopbackAddr(t), freeLoopbackAddr(t)
-	primary, etcd, _ := startHiddenPrimary(t, bindAddr, nsdAddr)
+	bindAddr, nsdAddr, knotAddr := freeLoopbackAddr(t), freeLoopbackAddr(t), freeLoopbackAddr(t)
+	primary, etcd, _ := startHiddenPrimary(t, bindAddr, nsdAddr, knotAddr)
 	ref := primaryRef{zone: "example.com.", addr: primary.Addr("primary"), key: testKey}
-	secondaries := []*secondary{startBIND(t, bindAddr, ref), startNSD(t, nsdAddr, ref)}
+	secondaries := []*secondary{startBIND(t, bindAddr, ref), startNSD(t, nsdAddr, ref), startKnot(t, knotAddr, ref)}
 
 	// within is how long a change may take to reach a secondary: NOTIFY
 	// goes out within a second, then the secondary asks for the SOA and

@@ -26,11 +26,11 @@ type tsigKey struct {
 // testKey is the key the hidden primary tests use.
 var testKey = tsigKey{name: "transfer.example.com.", secret: "Y2lAUHa6tPH4+aaV8JQGcmlrTN9zBN9P7/TxTSKGLOk="}
 
-// secondary is a name server from a Debian package, running as a secondary
+// secondary is a name server from a Debian package (BIND, NSD, Knot), running as a secondary
 // of one zone on a loopback port, with its data in a test's temporary
 // directory.
 type secondary struct {
-	name string // "BIND" or "NSD"
+	name string // "BIND", "NSD" or "Knot"
 	addr string // host:port it answers on
 	out  *output
 }
@@ -115,6 +115,48 @@ zone:
 	writeFile(t, filepath.Join(dir, "nsd.conf"), conf)
 	s := &secondary{name: "NSD", addr: addr}
 	s.out = run(t, nsd, "-d", "-c", filepath.Join(dir, "nsd.conf"))
+	waitAnswering(t, s)
+	return s
+}
+
+// startKnot starts Knot DNS on addr as a secondary of p, as startBIND
+// starts BIND.
+func startKnot(t *testing.T, addr string, p primaryRef) *secondary {
+	t.Helper()
+	knotd := prereq.Program(t, "knotd", "knot")
+	dir, host, port, phost, pport := secondaryPlaces(t, addr, p)
+	conf := fmt.Sprintf(`server:
+    rundir: %[1]q
+    listen: %[2]s@%[3]s
+database:
+    storage: %[1]q
+log:
+  - target: stderr
+    any: info
+key:
+  - id: %[6]s
+    algorithm: hmac-sha256
+    secret: %[7]s
+remote:
+  - id: primary
+    address: %[4]s@%[5]s
+    key: %[6]s
+acl:
+  - id: notify
+    address: %[4]s
+    action: notify
+  - id: transfer
+    address: 127.0.0.0/8
+    action: transfer
+zone:
+  - domain: %[8]s
+    master: primary
+    acl: [notify, transfer]
+    file: %[9]q
+`, dir, host, port, phost, pport, p.key.name, p.key.secret, p.zone, filepath.Join(dir, "zone.db"))
+	writeFile(t, filepath.Join(dir, "knot.conf"), conf)
+	s := &secondary{name: "Knot", addr: addr}
+	s.out = run(t, knotd, "-c", filepath.Join(dir, "knot.conf"))
 	waitAnswering(t, s)
 	return s
 }
