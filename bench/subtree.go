@@ -97,12 +97,10 @@ func subtree(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint,
 
 	fmt.Printf("| shape | records answered internal / external | ms per query internal | external | ratio external/internal (median of rounds) | range |\n|---|---|---|---|---|---|\n")
 	for _, s := range subtreeShapes {
-		var conns [2]*dns.Conn
-		for v, port := range ports {
-			if conns[v], err = dialReady(ctx, port, s.apex); err != nil {
+		for _, port := range ports {
+			if err := waitAnswers(ctx, port, s.apex); err != nil {
 				return fmt.Errorf("%s: %w: %s", s.name, err, srv.output())
 			}
-			defer conns[v].Close()
 		}
 		sizes := [2]int{}
 		var ratios []float64
@@ -110,7 +108,7 @@ func subtree(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint,
 		for round := range o.rounds {
 			var perQuery [2]time.Duration
 			for _, v := range [][2]int{{without, with}, {with, without}}[round%2] {
-				if perQuery[v], sizes[v], err = timeQueries(conns[v], s.apex, 20); err != nil {
+				if perQuery[v], sizes[v], err = timeQueries(ports[v], s.apex, 20); err != nil {
 					return fmt.Errorf("%s: %s: %w", s.name, variantNames[v], err)
 				}
 				times[v] = append(times[v], float64(perQuery[v].Microseconds())/1000)
@@ -153,28 +151,31 @@ func loadSubtree(ctx context.Context, cli *clientv3.Client, s subtreeShape, n in
 	return first
 }
 
-// dialReady connects over TCP to the block on port, once it answers for
-// apex, for up to 30 s.
-func dialReady(ctx context.Context, port int, apex string) (*dns.Conn, error) {
+// waitAnswers waits until the block on port answers for apex, for up to
+// 30 s.
+func waitAnswers(ctx context.Context, port int, apex string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		c, err := dns.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 2*time.Second)
+		_, _, err := timeQueries(port, apex, 1)
 		if err == nil {
-			if _, err = ask(c, apex); err == nil {
-				return c, nil
-			}
-			c.Close()
+			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, fmt.Errorf("no answer for %s on port %d: %v", apex, port, cmp.Or(ctx.Err(), err))
+			return fmt.Errorf("no answer for %s on port %d: %v", apex, port, cmp.Or(ctx.Err(), err))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-// timeQueries asks for apex's A records n times in a row on c and returns
-// the mean time per query and the number of records in the last answer.
-func timeQueries(c *dns.Conn, apex string, n int) (time.Duration, int, error) {
+// timeQueries asks the block on port for apex's A records n times in a row,
+// on one TCP connection of its own, and returns the mean time per query and
+// the number of records in the last answer.
+func timeQueries(port int, apex string, n int) (time.Duration, int, error) {
+	c, err := dns.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 2*time.Second)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Close()
 	var size int
 	start := time.Now()
 	for range n {
@@ -191,7 +192,7 @@ func timeQueries(c *dns.Conn, apex string, n int) (time.Duration, int, error) {
 func ask(c *dns.Conn, name string) (*dns.Msg, error) {
 	m := new(dns.Msg)
 	m.SetQuestion(name, dns.TypeA)
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.SetDeadline(time.Now().Add(60 * time.Second))
 	if err := c.WriteMsg(m); err != nil {
 		return nil, err
 	}
