@@ -296,6 +296,20 @@ func TestHiddenPrimaryTransfer(t *testing.T) {
 	}
 
 	soa := rrs[0].(*dns.SOA)
+	// Negative answers carry the zone's SOA, also where globaladdr makes
+	// them (a hidden name), and so do the apex's SOA and NS queries.
+	for _, q := range []struct {
+		name  string
+		qtype uint16
+	}{{"secret.example.com.", dns.TypeA}, {"nothing.example.com.", dns.TypeA}, {"app.example.com.", dns.TypeMX}} {
+		r := query(t, "udp", addr, q.name, q.qtype)
+		if len(r.Ns) != 1 || r.Ns[0].String() != soa.String() {
+			t.Errorf("%s %s: want the transfer's SOA in Authority, got\n%v", q.name, dns.TypeToString[q.qtype], r)
+		}
+	}
+	if r := query(t, "udp", addr, "example.com.", dns.TypeNS); len(r.Answer) != 2 {
+		t.Errorf("NS at the apex: want the Corefile's two, got\n%v", r)
+	}
 	if r := ixfr(t, addr, soa); len(r.Answer) != 1 || r.Answer[0].(*dns.SOA).Serial != soa.Serial {
 		t.Errorf("IXFR for the current serial: want the SOA alone, got\n%v", r)
 	}
