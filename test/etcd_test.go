@@ -13,12 +13,7 @@ import (
 // etcd plugin's endpoint property; Stop and Restart simulate an outage.
 func startEtcd(t testing.TB) *etcdtest.Server {
 	t.Helper()
-	s, err := etcdtest.Start(t.TempDir())
-	if err != nil {
-		t.Fatalf("etcd did not start: %v", err)
-	}
-	t.Cleanup(s.Close)
-	return s
+	return etcdtest.StartT(t)
 }
 
 // putRecords writes records into s under /skydns as external-dns does, with

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/globaladdr/globaladdr/internal/corednstest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -218,11 +219,11 @@ func startEtcdCluster(t *testing.T, n int) *etcdCluster {
 	var clientURLs, peerURLs []url.URL
 	var initial []string
 	for i := range n {
-		cp, err := freeTCPPort()
+		cp, err := corednstest.FreeTCPPort()
 		if err != nil {
 			t.Fatal(err)
 		}
-		pp, err := freeTCPPort()
+		pp, err := corednstest.FreeTCPPort()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	body := scrape(t, "http://"+c.Addr("metrics")+"/metrics")
-	external, external4 := c.ports["external"], c.ports["external4"]
+	external, external4 := c.Port("external"), c.Port("external4")
 	for _, tc := range []struct {
 		metric string
 		port   int
@@ -56,7 +56,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s of the server on port %d, type %q: %v, want %v", tc.metric, tc.port, tc.typ, got, tc.want)
 		}
 	}
-	if got := sample(body, "coredns_globaladdr_rewritten_total", c.ports["internal"], "A"); got != 0 {
+	if got := sample(body, "coredns_globaladdr_rewritten_total", c.Port("internal"), "A"); got != 0 {
 		t.Errorf("rewritten_total of the internal view: %v, want none", got)
 	}
 }

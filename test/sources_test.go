@@ -200,32 +200,14 @@ example.com:{port:external2} {
 
 	for i := range 3 {
 		reloaded := strings.Replace(corefile, "example.com:{port:external} {", "example.com:{port:external} {\n\t# reload "+strconv.Itoa(i), 1)
-		c.reload(t, reloaded)
+		c.Reload(t, reloaded)
 		waitServed(t, c, "NOERROR 203.0.113.10", time.Now())
 	}
-	stop(c.inst)
+	c.Stop()
 
 	if left := before.Left(sourceDeadline, "plugin/globaladdr.", "go.etcd.io/etcd/client/v3", "google.golang.org/grpc"); len(left) > 0 {
 		t.Fatalf("%d goroutines left after reloads and shutdown:\n\n%s", len(left), strings.Join(left, "\n\n"))
 	}
-}
-
-// reload replaces c's Corefile by corefile, whose placeholders name c's
-// listeners, as the reload plugin does; the new instance is stopped when the
-// test ends.
-func (c *coreDNS) reload(t *testing.T, corefile string) {
-	t.Helper()
-	corefile = placeholder.ReplaceAllStringFunc(corefile, func(p string) string {
-		return strconv.Itoa(c.ports[placeholder.FindStringSubmatch(p)[2]])
-	})
-	startMu.Lock()
-	inst, err := c.inst.Restart(corefileInput(corefile))
-	startMu.Unlock()
-	if err != nil {
-		t.Fatalf("reload: %v", err)
-	}
-	c.inst = inst
-	t.Cleanup(func() { stop(inst) })
 }
 
 func TestSourceCorefileMistakes(t *testing.T) {

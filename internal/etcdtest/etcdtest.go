@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -54,6 +55,18 @@ func Start(dir string) (*Server, error) {
 	}
 	s.client = cli
 	return s, nil
+}
+
+// StartT starts a server for t, with its data in t's temporary directory,
+// and closes it when t ends. t fails at once if the server does not start.
+func StartT(t testing.TB) *Server {
+	t.Helper()
+	s, err := Start(t.TempDir())
+	if err != nil {
+		t.Fatalf("etcd did not start: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
 }
 
 // Endpoint returns the server's client URL, e.g. "http://127.0.0.1:41234",

@@ -3,6 +3,7 @@ package externaldns
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -77,12 +78,7 @@ func TestDeleteRemovesNameAndOwnershipOnly(t *testing.T) {
 
 func startEtcd(t *testing.T) *clientv3.Client {
 	t.Helper()
-	s, err := etcdtest.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s.Client()
+	return etcdtest.StartT(t).Client()
 }
 
 // kv is one etcd key and its value.
@@ -107,4 +103,71 @@ func dump(t *testing.T, cli *clientv3.Client) []kv {
 		return cmp.Or(strings.Compare(labelRE.ReplaceAllString(a.key, ""), labelRE.ReplaceAllString(b.key, "")), strings.Compare(a.value, b.value))
 	})
 	return kvs
+}
+
+func TestPutLegacyAndPTR(t *testing.T) {
+	cli := startEtcd(t)
+	ctx := context.Background()
+	owner := `"\"heritage=external-dns,external-dns/owner=default,external-dns/resource=ingress/default/%s\""`
+	for _, r := range []Record{
+		{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51", "192.168.0.52"}, Resource: "ingress/default/app", Format: Legacy},
+		{Name: "app.example.com", Type: "AAAA", Targets: []string{"fd00::51"}, Resource: "ingress/default/app", Format: Legacy},
+		{Name: "note.example.com", Type: "TXT", Targets: []string{"hello"}, Resource: "ingress/default/note", Format: Legacy},
+		{Name: "51.0.168.192.in-addr.arpa", Type: "PTR", Targets: []string{"app.example.com"}, Resource: "ingress/default/app"},
+	} {
+		if err := Put(ctx, cli, "", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []kv{
+		{"/skydns/arpa/in-addr/192/168/0/51", `{"host":"app.example.com"}`},
+		{"/skydns/arpa/in-addr/192/168/0/ptr-51", `{"text":` + fmt.Sprintf(owner, "app") + `}`},
+		{"/skydns/com/example/a-app/*", `{"text":` + fmt.Sprintf(owner, "app") + `,"targetstrip":1}`},
+		{"/skydns/com/example/aaaa-app/*", `{"text":` + fmt.Sprintf(owner, "app") + `,"targetstrip":1}`},
+		{"/skydns/com/example/app/*", `{"host":"192.168.0.51","text":` + fmt.Sprintf(owner, "app") + `,"targetstrip":1}`},
+		{"/skydns/com/example/app/*", `{"host":"192.168.0.52","targetstrip":1}`},
+		{"/skydns/com/example/app/*", `{"host":"fd00::51","targetstrip":1}`},
+		{"/skydns/com/example/note/*", `{"text":` + fmt.Sprintf(owner, "note") + `,"targetstrip":1}`},
+		{"/skydns/com/example/note/*", `{"text":"hello","targetstrip":1}`},
+		{"/skydns/com/example/txt-note/*", `{"text":` + fmt.Sprintf(owner, "note") + `,"targetstrip":1}`},
+	}
+	var got []kv
+	for _, p := range dump(t, cli) {
+		got = append(got, kv{labelRE.ReplaceAllString(p.key, "/*"), p.value})
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("etcd holds\n%v\nwant\n%v", got, want)
+	}
+
+	if err := Delete(ctx, cli, "", "51.0.168.192.in-addr.arpa"); err != nil {
+		t.Fatal(err)
+	}
+	if got := dump(t, cli); len(got) != len(want)-2 || strings.Contains(got[0].key, "arpa") {
+		t.Errorf("after deleting the PTR record etcd holds %v", got)
+	}
+}
+
+func TestDeleteKeepingOwnership(t *testing.T) {
+	cli := startEtcd(t)
+	ctx := context.Background()
+	for _, r := range []Record{
+		{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51"}, Resource: "ingress/default/app"},
+		{Name: "51.0.168.192.in-addr.arpa", Type: "PTR", Targets: []string{"app.example.com"}, Resource: "ingress/default/app"},
+	} {
+		if err := Put(ctx, cli, "", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"app.example.com", "51.0.168.192.in-addr.arpa"} {
+		if err := DeleteKeepingOwnership(ctx, cli, "", name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	for _, p := range dump(t, cli) {
+		names = append(names, labelRE.ReplaceAllString(p.key, ""))
+	}
+	if want := []string{"/skydns/com/example/a-app"}; !slices.Equal(names, want) {
+		t.Errorf("after DeleteKeepingOwnership etcd holds %v, want %v", names, want)
+	}
 }

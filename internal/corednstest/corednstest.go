@@ -1,0 +1,160 @@
+// Package corednstest runs the globaladdr build of CoreDNS (every plugin of
+// plugin.cfg, in its order) inside a test process, from a Corefile string
+// whose listeners' ports are named placeholders bound to free ports. The
+// end-to-end tests in test/ and the external-dns conformance tests in
+// test/externaldns/ use it.
+package corednstest
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/core/dnsserver"
+
+	// The globaladdr build: every plugin of plugin.cfg, in plugin.cfg's order.
+	_ "github.com/globaladdr/globaladdr/core"
+)
+
+// Server is a CoreDNS instance running inside the test process, started by
+// Start.
+type Server struct {
+	inst *caddy.Instance
+	// ports maps each placeholder name of the Corefile to its port.
+	ports map[string]int
+}
+
+// Port placeholders of a Corefile given to Start:
+//
+//	{port:NAME}      a DNS listener (server block key, e.g. example.com:{port:external}):
+//	                 a free port, held for CoreDNS until its listeners are up, so
+//	                 no other test or process can take it in between;
+//	{httpport:NAME}  any other TCP listener (ready, health, prometheus): a port
+//	                 that was free when chosen.
+//
+// The same NAME always stands for the same port, so a Corefile can name a
+// listener twice (e.g. in a key and in a forward to it).
+var placeholder = regexp.MustCompile(`\{(port|httpport):([A-Za-z0-9_.-]+)\}`)
+
+// startMu serializes starts and reloads: caddy's start-up touches
+// process-wide state.
+var startMu sync.Mutex
+
+// Start starts CoreDNS in the test process from corefile, in which the
+// listeners' ports are placeholders (see placeholder), and stops it when the
+// test ends. The test fails at once if CoreDNS does not start. When it
+// returns, every listener is bound: queries may be sent at once.
+//
+// Example:
+//
+//	c := corednstest.Start(t, `example.com:{port:internal} {
+//		etcd { endpoint `+etcd.Endpoint()+` }
+//	}`)
+//	reply, err := dns.Exchange(query, c.Addr("internal"))
+func Start(t testing.TB, corefile string) *Server {
+	t.Helper()
+	c, err := TryStart(t, corefile)
+	if err != nil {
+		t.Fatalf("CoreDNS did not start: %v\nCorefile:\n%s", err, corefile)
+	}
+	return c
+}
+
+// TryStart is Start for a Corefile that CoreDNS may reject: it returns the
+// start-up error (a plugin's setup error, say) instead of failing the test.
+func TryStart(t testing.TB, corefile string) (*Server, error) {
+	t.Helper()
+	held, ports, err := reservePorts(corefile)
+	defer closeAll(held)
+	if err != nil {
+		return nil, err
+	}
+	c := &Server{ports: ports}
+
+	startMu.Lock()
+	caddy.Quiet = true
+	dnsserver.Quiet = true
+	inst, err := caddy.Start(c.input(corefile))
+	startMu.Unlock()
+	if err != nil {
+		if inst != nil {
+			stop(inst)
+		}
+		return nil, err
+	}
+	c.inst = inst
+	t.Cleanup(c.Stop)
+	return c, nil
+}
+
+// Addr returns the address ("host:port") to query the listener named by the
+// placeholder {port:name} (or {httpport:name}) on: the loopback address, or
+// the address the server block binds to.
+func (c *Server) Addr(name string) string {
+	port := c.Port(name)
+	host := "127.0.0.1"
+	for _, s := range c.inst.Servers() {
+		if a, ok := s.LocalAddr().(*net.UDPAddr); ok && a.Port == port && !a.IP.IsUnspecified() {
+			host = a.IP.String()
+		}
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// Port returns the port that the placeholder {port:name} (or
+// {httpport:name}) stands for.
+func (c *Server) Port(name string) int {
+	port, ok := c.ports[name]
+	if !ok {
+		panic(fmt.Sprintf("the Corefile has no placeholder {port:%s}", name))
+	}
+	return port
+}
+
+// Reload replaces c's Corefile by corefile, whose placeholders name c's
+// listeners, as the reload plugin does. The test fails at once if the new
+// Corefile does not start.
+func (c *Server) Reload(t testing.TB, corefile string) {
+	t.Helper()
+	startMu.Lock()
+	inst, err := c.inst.Restart(c.input(corefile))
+	startMu.Unlock()
+	if err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	c.inst = inst
+}
+
+// Stop stops c's servers and runs its plugins' shutdown hooks, as CoreDNS
+// does when it exits. Start has it run when the test ends; stopping twice
+// does nothing more.
+func (c *Server) Stop() { stop(c.inst) }
+
+// input returns corefile with its placeholders replaced by c's ports.
+func (c *Server) input(corefile string) caddy.Input {
+	return corefileInput(placeholder.ReplaceAllStringFunc(corefile, func(p string) string {
+		return strconv.Itoa(c.ports[placeholder.FindStringSubmatch(p)[2]])
+	}))
+}
+
+// stop stops inst's servers and runs its plugins' shutdown hooks.
+func stop(inst *caddy.Instance) {
+	inst.Stop()
+	inst.ShutdownCallbacks()
+}
+
+// corefileInput is a Corefile held in a string: it implements caddy.Input.
+type corefileInput string
+
+// Body implements caddy.Input.
+func (c corefileInput) Body() []byte { return []byte(c) }
+
+// Path implements caddy.Input.
+func (c corefileInput) Path() string { return "Corefile" }
+
+// ServerType implements caddy.Input.
+func (c corefileInput) ServerType() string { return "dns" }

@@ -1,0 +1,97 @@
+package conformance
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/globaladdr/globaladdr/internal/corednstest"
+	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/viewcheck"
+
+	"github.com/miekg/dns"
+)
+
+// viewsCorefile serves one etcd tree (ETCD stands for its endpoint) in an
+// internal view and in an external view with globaladdr's global addresses.
+const viewsCorefile = `
+example.com:{port:internal} 168.192.in-addr.arpa:{port:internal} {
+	etcd example.com 168.192.in-addr.arpa {
+		endpoint ETCD
+	}
+}
+
+example.com:{port:external} 168.192.in-addr.arpa:{port:external} {
+	globaladdr 203.0.113.10 2001:db8::10 {
+		ttl 900
+	}
+	etcd example.com 168.192.in-addr.arpa {
+		endpoint ETCD
+	}
+}
+`
+
+// The global addresses of viewsCorefile's external view.
+const (
+	global4 = "203.0.113.10"
+	global6 = "2001:db8::10"
+)
+
+// externalPolicy is what the external view must never show.
+var externalPolicy = viewcheck.Policy{Internal: viewcheck.DefaultInternal}
+
+// views is a CoreDNS serving viewsCorefile.
+type views struct{ c *corednstest.Server }
+
+// startViews starts a CoreDNS serving the etcd at endpoint through
+// viewsCorefile.
+func startViews(t *testing.T, endpoint string) views {
+	return views{corednstest.Start(t, strings.ReplaceAll(viewsCorefile, "ETCD", endpoint))}
+}
+
+// check asks both views about every name of before and after, and fails t
+// unless each answers what the records of after say, once r has written
+// them.
+func (v views) check(t *testing.T, r Release, before, after []externaldns.Record) {
+	t.Helper()
+	for _, q := range questions(r, before, after) {
+		for _, view := range []string{"internal", "external"} {
+			want := q.internal
+			if view == "external" {
+				want = q.external
+			}
+			m := new(dns.Msg)
+			m.SetQuestion(dns.Fqdn(q.name), q.qtype)
+			reply, _, err := (&dns.Client{Timeout: 5 * time.Second}).Exchange(m, v.c.Addr(view))
+			if err != nil {
+				t.Errorf("%s view, %s %s: %v", view, q.name, dns.TypeToString[q.qtype], err)
+				continue
+			}
+			if got := summary(reply); got != want {
+				t.Errorf("%s view, %s %s:\n\tgot  %s\n\twant %s", view, q.name, dns.TypeToString[q.qtype], got, want)
+			}
+			if view == "external" {
+				if err := externalPolicy.Check(reply); err != nil {
+					t.Errorf("external view, %s %s: %v", q.name, dns.TypeToString[q.qtype], err)
+				}
+			}
+		}
+	}
+}
+
+// summary returns reply's rcode and its Answer records' types and data.
+func summary(reply *dns.Msg) string {
+	return answer(reply.Rcode, reply.Answer...)
+}
+
+// answer returns rcode and the types and data of rrs (without owner names
+// and TTLs), sorted: "NOERROR A 192.168.0.51 A 192.168.0.52".
+func answer(rcode int, rrs ...dns.RR) string {
+	var data []string
+	for _, rr := range rrs {
+		data = append(data, dns.TypeToString[rr.Header().Rrtype]+" "+strings.TrimPrefix(rr.String(), rr.Header().String()))
+	}
+	slices.Sort(data)
+	return strings.Join(append([]string{dns.RcodeToString[rcode]}, data...), " ")
+}

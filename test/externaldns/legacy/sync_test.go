@@ -1,0 +1,1 @@
+../latest/sync_test.go
