@@ -13,7 +13,7 @@ import (
 
 // TestConformance checks package externaldns against external-dns v0.14.2
 // (go.mod pins it), whose TXT registry writes the legacy format, as every
-// release from v0.13.0 to v0.17 does.
+// release from v0.13.0 to v0.17 does with the same coredns provider code.
 func TestConformance(t *testing.T) {
 	conformance.Run(t, conformance.Release{Format: externaldns.Legacy, Connect: connect})
 }
