@@ -5,9 +5,11 @@
 //
 // The harness, for every test in this package:
 //
-//   - startCoreDNS (coredns_test.go) starts CoreDNS from a Corefile whose
-//     listeners are named placeholders such as {port:internal}, each replaced
-//     by a free port, and stops it when the test ends;
+//   - startCoreDNS (coredns_test.go, on internal/corednstest, which the
+//     external-dns conformance tests in test/externaldns/ use too) starts
+//     CoreDNS from a Corefile whose listeners are named placeholders such as
+//     {port:internal}, each replaced by a free port, and stops it when the
+//     test ends;
 //   - startEtcd (etcd_test.go) starts an embedded etcd and writes records in
 //     external-dns's format;
 //   - exchange and checkCase (query_test.go) send queries and compare replies.
