@@ -43,9 +43,9 @@ type Release struct {
 // and that a CoreDNS serving what the real release wrote answers each name
 // of the step as expected in the internal and in the external view.
 func Run(t *testing.T, r Release) {
-	real, imitation := etcdtest.StartT(t), etcdtest.StartT(t)
-	sync := r.Connect(t, real.Endpoint())
-	views := startViews(t, real.Endpoint())
+	upstream, imitation := etcdtest.StartT(t), etcdtest.StartT(t)
+	sync := r.Connect(t, upstream.Endpoint())
+	views := startViews(t, upstream.Endpoint())
 	ctx := context.Background()
 
 	var before []externaldns.Record
@@ -55,7 +55,7 @@ func Run(t *testing.T, r Release) {
 				t.Fatalf("external-dns: %v", err)
 			}
 			imitate(t, imitation, r, before, s.records)
-			compareTrees(t, real, imitation)
+			compareTrees(t, upstream, imitation)
 			views.check(t, r, before, s.records)
 		}) {
 			return

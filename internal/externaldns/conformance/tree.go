@@ -21,12 +21,12 @@ var randomLabel = regexp.MustCompile(`/[0-9a-f]{8}$`)
 // of a name's addresses or canonical names.
 var besideHost = regexp.MustCompile(`^(\{"host":"[^"]*"),("text":"(?:[^"\\]|\\.)*"),`)
 
-// compareTrees fails t unless real and imitation hold the same keys below
+// compareTrees fails t unless upstream and imitation hold the same keys below
 // externaldns.DefaultPrefix and the same values under them, as tree sees
 // them.
-func compareTrees(t *testing.T, real, imitation *etcdtest.Server) {
+func compareTrees(t *testing.T, upstream, imitation *etcdtest.Server) {
 	t.Helper()
-	got, want := tree(t, imitation.Client()), tree(t, real.Client())
+	got, want := tree(t, imitation.Client()), tree(t, upstream.Client())
 	if !slices.Equal(got, want) {
 		t.Errorf("package externaldns wrote\n\t%s\nexternal-dns wrote\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
 	}
