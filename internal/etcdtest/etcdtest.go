@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
-	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -57,9 +56,19 @@ func Start(dir string) (*Server, error) {
 	return s, nil
 }
 
+// TB is what StartT needs of a test: *testing.T and *testing.B have it. It
+// keeps the package free of the testing package, which the demo, built from
+// it, would otherwise link.
+type TB interface {
+	Helper()
+	TempDir() string
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
 // StartT starts a server for t, with its data in t's temporary directory,
 // and closes it when t ends. t fails at once if the server does not start.
-func StartT(t testing.TB) *Server {
+func StartT(t TB) *Server {
 	t.Helper()
 	s, err := Start(t.TempDir())
 	if err != nil {
