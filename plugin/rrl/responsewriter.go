@@ -31,6 +31,17 @@ func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 	return nil
 }
 
+// writeError writes the error reply with rcode that the server would write
+// itself for a plugin that returned rcode without a reply, so that
+// errors-per-second applies to it too. It returns the rcode to hand up: one
+// that tells the server a reply went out.
+func (w *ResponseWriter) writeError(req *dns.Msg, rcode int) int {
+	m := new(dns.Msg)
+	m.SetRcode(req, rcode)
+	w.WriteMsg(m)
+	return dns.RcodeSuccess
+}
+
 // Write implements dns.ResponseWriter. A reply handed over as bytes is
 // accounted like any other; one that cannot be read is not sent.
 func (w *ResponseWriter) Write(buf []byte) (int, error) {

@@ -73,20 +73,23 @@ func (r *RRL) Name() string { return pluginName }
 // ServeDNS implements plugin.Handler. A UDP query from a client that is not
 // exempt gets a ResponseWriter that accounts for the reply written through
 // it; everything else passes untouched.
+//
+// The UDP path calls the next plugin itself rather than through
+// plugin.NextOrFailure: each query runs on a fresh goroutine stack, and the
+// frames NextOrFailure adds were enough to make cache's, below, outgrow it
+// (a stack copy per query; BENCHMARKS.md). What is lost is the tracing span
+// of the next plugin; the plugin a reply is attributed to (metrics) is rrl
+// either way, since a ResponseWriter that wraps stands in for the plugins
+// below it.
 func (r *RRL) ServeDNS(ctx context.Context, w dns.ResponseWriter, req *dns.Msg) (int, error) {
 	prefix, ok := r.limitable(w)
-	if !ok {
+	if !ok || r.Next == nil {
 		return plugin.NextOrFailure(r.Name(), r.Next, ctx, w, req)
 	}
 	rw := &ResponseWriter{ResponseWriter: w, rrl: r, ctx: ctx, prefix: prefix}
-	rc, err := plugin.NextOrFailure(r.Name(), r.Next, ctx, rw, req)
+	rc, err := r.Next.ServeDNS(ctx, rw, req)
 	if !plugin.ClientWrite(rc) && !rw.written {
-		// The error reply the server would write itself: write it here,
-		// so that errors-per-second applies to it too.
-		m := new(dns.Msg)
-		m.SetRcode(req, rc)
-		rw.WriteMsg(m)
-		return dns.RcodeSuccess, err
+		return rw.writeError(req, rc), err
 	}
 	return rc, err
 }
