@@ -10,8 +10,8 @@ import (
 )
 
 // ptrCorefile serves the reverse zones of an internal and of a public
-// network from etcd (ETCD stands for its endpoint) in three views: internal,
-// external, and external with the internal network's reverse names hidden.
+// network from etcd (ETCD stands for its endpoint) in an internal and an
+// external view.
 const ptrCorefile = `
 168.192.in-addr.arpa:{port:internal} 51.198.in-addr.arpa:{port:internal} {
 	etcd 168.192.in-addr.arpa 51.198.in-addr.arpa {
@@ -27,22 +27,12 @@ const ptrCorefile = `
 		endpoint ETCD
 	}
 }
-
-168.192.in-addr.arpa:{port:hidden} 51.198.in-addr.arpa:{port:hidden} {
-	globaladdr 203.0.113.10 {
-		ttl 900
-		hide 0.168.192.in-addr.arpa
-	}
-	etcd 168.192.in-addr.arpa 51.198.in-addr.arpa {
-		endpoint ETCD
-	}
-}
 `
 
 // TestPTR checks the PTR records external-dns (v0.22.0 and later, with
-// --managed-record-types=PTR) writes: the external view passes them
-// untouched, since they hold a name and no address, and `hide` keeps the
-// internal network's reverse names inside.
+// --managed-record-types=PTR) writes: the external view passes those of
+// public addresses untouched, and the reverse names of internal addresses,
+// which tell the address, do not exist outside.
 func TestPTR(t *testing.T) {
 	t.Parallel()
 	etcd := startEtcd(t)
@@ -58,30 +48,15 @@ func TestPTR(t *testing.T) {
 			Qname: "51.0.168.192.in-addr.arpa.", Qtype: dns.TypePTR,
 			Answer: []dns.RR{internalPTR},
 		}},
-		{"external view passes the PTR of an internal address untouched", "external", test.Case{
-			Qname: "51.0.168.192.in-addr.arpa.", Qtype: dns.TypePTR,
-			Answer: []dns.RR{internalPTR},
+		{"external view: the reverse name of an internal address is NXDOMAIN", "external", test.Case{
+			Qname: "51.0.168.192.in-addr.arpa.", Qtype: dns.TypePTR, Rcode: dns.RcodeNameError,
+		}},
+		{"external view: the PTR's ownership record is NXDOMAIN too", "external", test.Case{
+			Qname: "ptr-51.0.168.192.in-addr.arpa.", Qtype: dns.TypeTXT, Rcode: dns.RcodeNameError,
 		}},
 		{"external view passes the PTR of a public address untouched", "external", test.Case{
 			Qname: "20.100.51.198.in-addr.arpa.", Qtype: dns.TypePTR,
 			Answer: []dns.RR{publicPTR},
 		}},
-		{"external view: the PTR's ownership record is NXDOMAIN", "external", test.Case{
-			Qname: "ptr-51.0.168.192.in-addr.arpa.", Qtype: dns.TypeTXT, Rcode: dns.RcodeNameError,
-			Ns: []dns.RR{reverseSOA("168.192.in-addr.arpa.")},
-		}},
-		{"hidden reverse names: the PTR of an internal address is NXDOMAIN", "hidden", test.Case{
-			Qname: "51.0.168.192.in-addr.arpa.", Qtype: dns.TypePTR, Rcode: dns.RcodeNameError,
-			Ns: []dns.RR{reverseSOA("168.192.in-addr.arpa.")},
-		}},
-		{"hidden reverse names: the PTR of a public address passes", "hidden", test.Case{
-			Qname: "20.100.51.198.in-addr.arpa.", Qtype: dns.TypePTR,
-			Answer: []dns.RR{publicPTR},
-		}},
 	})
-}
-
-// reverseSOA is the SOA record the etcd plugin makes up for zone.
-func reverseSOA(zone string) dns.RR {
-	return test.SOA(zone + " 30 IN SOA ns.dns." + zone + " hostmaster." + zone + " 0 7200 1800 86400 30")
 }

@@ -12,6 +12,7 @@ package viewcheck
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -116,7 +117,9 @@ func (p *Policy) IsInternal(a netip.Addr) bool {
 	return false
 }
 
-// Hidden reports whether name is a hidden name or below one.
+// Hidden reports whether name is a hidden name or below one, or the
+// reverse-mapping name (in-addr.arpa, ip6.arpa) of an internal address or
+// of a prefix of internal addresses only, or below one.
 func (p *Policy) Hidden(name string) bool {
 	l := Labels(name)
 	for _, h := range p.Hide {
@@ -125,7 +128,62 @@ func (p *Policy) Hidden(name string) bool {
 			return true
 		}
 	}
+	pr, ok := reverse(l)
+	if !ok {
+		return false
+	}
+	for _, in := range p.Internal {
+		if in.Bits() <= pr.Bits() && in.Contains(pr.Addr()) {
+			return true
+		}
+	}
 	return false
+}
+
+// reverse reads the prefix a reverse-mapping name stands for, from its
+// labels: decimal octets before in-addr.arpa, hexadecimal nibbles before
+// ip6.arpa, as many as there are from the right.
+func reverse(labels []string) (netip.Prefix, bool) {
+	n := len(labels)
+	if n < 3 || !strings.EqualFold(labels[n-1], "arpa") {
+		return netip.Prefix{}, false
+	}
+	var digits []uint64
+	switch strings.ToLower(labels[n-2]) {
+	case "in-addr":
+		for i := n - 3; i >= 0 && len(digits) < 4; i-- {
+			v, err := strconv.ParseUint(labels[i], 10, 8)
+			if err != nil || len(labels[i]) > 1 && labels[i][0] == '0' {
+				break
+			}
+			digits = append(digits, v)
+		}
+		if len(digits) == 0 {
+			return netip.Prefix{}, false
+		}
+		var b [4]byte
+		for i, d := range digits {
+			b[i] = byte(d)
+		}
+		return netip.PrefixFrom(netip.AddrFrom4(b), 8*len(digits)), true
+	case "ip6":
+		for i := n - 3; i >= 0 && len(digits) < 32; i-- {
+			v, err := strconv.ParseUint(labels[i], 16, 8)
+			if err != nil || len(labels[i]) != 1 {
+				break
+			}
+			digits = append(digits, v)
+		}
+		if len(digits) == 0 {
+			return netip.Prefix{}, false
+		}
+		var b [16]byte
+		for i, d := range digits {
+			b[i/2] |= byte(d) << (4 * (1 - i%2))
+		}
+		return netip.PrefixFrom(netip.AddrFrom16(b), 4*len(digits)), true
+	}
+	return netip.Prefix{}, false
 }
 
 // Ownership reports whether t is an external-dns ownership record: its text

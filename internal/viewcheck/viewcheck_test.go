@@ -41,6 +41,15 @@ func TestCheckRR(t *testing.T) {
 		{`a-app.example.com. 30 IN TXT "heritage=external-dns,external-dns/owner=default"`, true},
 		{`a-app.example.com. 30 IN TXT "\"heritage=external-dns,external-dns/owner=default\""`, true},
 		{`app.example.com. 30 IN TXT "v=spf1 -all"`, false},
+		// Reverse names of internal addresses tell the address.
+		{"51.0.168.192.in-addr.arpa. 30 IN PTR app.example.com.", true},
+		{"0.168.192.in-addr.arpa. 30 IN NS ns.example.com.", true},
+		{"51.0/25.0.168.192.in-addr.arpa. 30 IN PTR app.example.com.", true},
+		{"www.example.com. 30 IN CNAME 51.0.168.192.in-addr.arpa.", true},
+		{"1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.d.f.ip6.arpa. 30 IN PTR app.example.com.", true},
+		{"192.in-addr.arpa. 30 IN NS ns.example.com.", false}, // 192/8 holds public addresses too
+		{"20.100.51.198.in-addr.arpa. 30 IN PTR shop.example.com.", false},
+		{"in-addr.arpa. 30 IN NS ns.example.com.", false},
 	}
 	for _, tc := range tests {
 		rr, err := dns.NewRR(tc.rr)

@@ -325,6 +325,9 @@ var fuzzSeeds = []fuzzSeed{
 		"example.com. 30 IN KX 10 kx.secret.example.com.", "example.com. 30 IN AFSDB 1 afs.internal.example.com.",
 		"example.com. 30 IN RT 10 rt.secret.example.com.", "example.com. 30 IN LP 10 l.secret.example.com.",
 		"example.com. 30 IN RP mbox.secret.example.com. txt.example.com."}},
+	{name: "reverse-names", qname: "51.0.168.192.in-addr.arpa.", qtype: dns.TypePTR, answer: []string{
+		"51.0.168.192.in-addr.arpa. 30 IN PTR app.example.com.", "www.example.com. 30 IN CNAME 51.0/25.0.168.192.in-addr.arpa.",
+		"20.100.51.198.in-addr.arpa. 30 IN PTR shop.example.com.", "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.d.f.ip6.arpa. 30 IN PTR app.example.com."}},
 	{name: "maps-only", conf: confMapsOnly | 5<<confMaps, qname: "app.example.com.", qtype: dns.TypeANY, answer: []string{
 		"app.example.com. 30 IN A 192.168.7.9", "app.example.com. 30 IN A 192.168.0.51", "app.example.com. 30 IN AAAA fd00::51", "app.example.com. 30 IN A 10.1.2.3"}},
 	{name: "broad-internal", conf: 3<<confInternal | 3, qname: "example.com.", qtype: dns.TypeANY, answer: []string{"example.com. 30 IN A 1.2.3.4", "example.com. 30 IN AAAA ::1:2", "example.com. 30 IN A 200.1.1.1"}},

@@ -37,7 +37,7 @@ const (
 
 // judge decides what becomes of rr. It does not allocate.
 func (p *policy) judge(rr dns.RR) action {
-	if len(p.hide) > 0 && (p.hidden(rr.Header().Name) || anyName(rr, p.hidden)) {
+	if p.hidden(rr.Header().Name) || anyName(rr, p.hidden) {
 		return dropHidden
 	}
 	switch rr := rr.(type) {
@@ -170,7 +170,8 @@ func containedIn(prefixes []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-// hidden reports whether name is at or below a hidden name.
+// hidden reports whether name does not exist outside: it is at or below a
+// hidden name, or it is the reverse-mapping name of an internal address.
 func (p *policy) hidden(name string) bool {
 	if name == "" {
 		return false
@@ -180,7 +181,7 @@ func (p *policy) hidden(name string) bool {
 			return true
 		}
 	}
-	return false
+	return p.internalReverse(name)
 }
 
 // below reports whether name equals zone or lies below it, ignoring case.
