@@ -1,18 +1,14 @@
 package etcdxfr
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/coredns/caddy"
+	"github.com/globaladdr/globaladdr/internal/setuptest"
 )
 
 func TestSetup(t *testing.T) {
-	tests := []struct {
-		input              string
-		shouldErr          bool
-		expectedErrContent string // also names etcdxfr, the file and the line
-	}{
+	tests := []setuptest.Case{
 		{"etcdxfr {\n ns ns1.example.net\n}", false, ""},
 		{"etcdxfr example.com example.org {\n ns ns1.example.net ns2.example.net.\n ns ns3.example.net\n}", false, ""},
 		{"etcdxfr {\n ns ns1.example.net\n mname primary.example.com\n rname admin.example.com\n ttl 0\n refresh 1h\n retry 600\n expire 2147483647\n minimum 30s\n}", false, ""},
@@ -32,22 +28,7 @@ func TestSetup(t *testing.T) {
 		{"etcdxfr {\n ns ns1.example.net\n minimum\n}", true, `Wrong argument count`},
 		{"etcdxfr {\n ns ns1.example.net\n serial 1\n}", true, `unknown property "serial"`},
 	}
-	for i, tc := range tests {
-		c := caddy.NewTestController("dns", tc.input)
-		err := setup(c)
-		if tc.shouldErr != (err != nil) {
-			t.Errorf("test %d (%q): expected error %v, got %v", i, tc.input, tc.shouldErr, err)
-			continue
-		}
-		if err == nil {
-			continue
-		}
-		for _, want := range []string{tc.expectedErrContent, "etcdxfr", "Testfile:"} {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("test %d (%q): error %q lacks %q", i, tc.input, err, want)
-			}
-		}
-	}
+	setuptest.Run(t, "etcdxfr", setup, tests)
 }
 
 func TestParseDefaults(t *testing.T) {

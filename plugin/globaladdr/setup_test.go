@@ -6,14 +6,11 @@ import (
 	"testing"
 
 	"github.com/coredns/caddy"
+	"github.com/globaladdr/globaladdr/internal/setuptest"
 )
 
 func TestSetup(t *testing.T) {
-	tests := []struct {
-		input              string
-		shouldErr          bool
-		expectedErrContent string // also names globaladdr, the file and the line
-	}{
+	tests := []setuptest.Case{
 		{`globaladdr 203.0.113.10`, false, ""},
 		{`globaladdr 203.0.113.10 203.0.113.11 2001:db8::10`, false, ""},
 		{`globaladdr 2001:db8::10`, false, ""},
@@ -58,22 +55,7 @@ func TestSetup(t *testing.T) {
 		{"globaladdr 203.0.113.10 {\n keep_registry yes\n}", true, `keep_registry takes no argument, after "yes"`},
 		{"globaladdr 203.0.113.10 {\n rewrite everything\n}", true, `unknown property "rewrite"`},
 	}
-	for i, tc := range tests {
-		c := caddy.NewTestController("dns", tc.input)
-		err := setup(c)
-		if tc.shouldErr != (err != nil) {
-			t.Errorf("test %d (%q): expected error %v, got %v", i, tc.input, tc.shouldErr, err)
-			continue
-		}
-		if err == nil {
-			continue
-		}
-		for _, want := range []string{"plugin/globaladdr:", "Testfile:", tc.expectedErrContent} {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("test %d (%q): error %q does not contain %q", i, tc.input, err, want)
-			}
-		}
-	}
+	setuptest.Run(t, "globaladdr", setup, tests)
 }
 
 func TestSetupErrorNamesLine(t *testing.T) {

@@ -8,14 +8,11 @@ import (
 	"testing"
 
 	"github.com/coredns/caddy"
+	"github.com/globaladdr/globaladdr/internal/setuptest"
 )
 
 func TestSetup(t *testing.T) {
-	tests := []struct {
-		input              string
-		shouldErr          bool
-		expectedErrContent string // also names rrl, the file and the line
-	}{
+	tests := []setuptest.Case{
 		{`rrl`, false, ""},
 		{"rrl {\n responses-per-second 10\n}", false, ""},
 		{"rrl {\n responses-per-second 0\n nodata-per-second 1000\n nxdomains-per-second 5\n referrals-per-second 5\n errors-per-second 5\n all-per-second 100\n}", false, ""},
@@ -55,22 +52,7 @@ func TestSetup(t *testing.T) {
 		{"rrl {\n exempt-clients ::ffff:192.0.2.1\n}", true, `exempt-clients "::ffff:192.0.2.1" is not an address or prefix`},
 		{"rrl {\n log-only yes\n}", true, `Wrong argument count`},
 	}
-	for i, tc := range tests {
-		c := caddy.NewTestController("dns", tc.input)
-		err := setup(c)
-		if tc.shouldErr != (err != nil) {
-			t.Errorf("test %d (%q): expected error %v, got %v", i, tc.input, tc.shouldErr, err)
-			continue
-		}
-		if err == nil {
-			continue
-		}
-		for _, want := range []string{"plugin/rrl:", "Testfile:", tc.expectedErrContent} {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("test %d (%q): error %q does not contain %q", i, tc.input, err, want)
-			}
-		}
-	}
+	setuptest.Run(t, "rrl", setup, tests)
 }
 
 func TestSetupErrorNamesLine(t *testing.T) {
