@@ -3,6 +3,7 @@ package test
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -198,7 +199,9 @@ func checkAddresses(t *testing.T, r *dns.Msg, want []string) {
 // external example (corefile-examples/external.Corefile): names of other
 // zones, reverse zones of the internal networks, ANY, zone transfers, CHAOS,
 // EDNS0 at its limits and malformed messages. Each gets REFUSED or a reply
-// that shows nothing internal, and the server keeps answering.
+// that shows nothing internal, and the server keeps answering. The example
+// limits response rates (rrl): each UDP query comes from a network of its own
+// (127.0.N.1), so that none is limited and each reply can be judged.
 func TestHostileQueries(t *testing.T) {
 	etcd := startEtcd(t)
 	putRecords(t, etcd, a("app.example.com", "192.168.0.51"), aaaa("app.example.com", "fd00::51"),
@@ -221,9 +224,12 @@ func TestHostileQueries(t *testing.T) {
 		{"9.0.0.10.in-addr.arpa.", dns.TypePTR},
 		{"1.5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.d.f.ip6.arpa.", dns.TypePTR},
 	}
+	sources := hostileSources()
 	for _, q := range refused {
 		for _, network := range networks {
-			if r := query(t, network, addr, q.name, q.qtype); r.Rcode != dns.RcodeRefused || len(r.Answer)+len(r.Ns)+len(r.Extra) > 0 {
+			m := new(dns.Msg)
+			m.SetQuestion(q.name, q.qtype)
+			if r := exchangeFrom(t, network, sources(), addr, m); r.Rcode != dns.RcodeRefused || len(r.Answer)+len(r.Ns)+len(r.Extra) > 0 {
 				t.Errorf("%s %s over %s: want REFUSED and nothing else, got\n%v", q.name, dns.TypeToString[q.qtype], network, r)
 			}
 		}
@@ -243,7 +249,7 @@ func TestHostileQueries(t *testing.T) {
 	hostile = append(hostile, chaos)
 	for _, m := range hostile {
 		for _, network := range networks {
-			r := exchange(t, network, addr, m)
+			r := exchangeFrom(t, network, sources(), addr, m)
 			checkLeak(t, p, "external", m.Question[0], r)
 			if q := m.Question[0]; (q.Qtype == dns.TypeAXFR || q.Qtype == dns.TypeIXFR) && len(r.Answer) > 1 {
 				t.Errorf("%s %s over %s: a zone transfer to a client not allowed one:\n%v", q.Name, dns.TypeToString[q.Qtype], network, r)
@@ -275,6 +281,17 @@ func TestHostileQueries(t *testing.T) {
 		Qname: "app.example.com.", Qtype: dns.TypeA,
 		Answer: []dns.RR{test.A("app.example.com. 303 IN A 203.0.113.10")},
 	})
+}
+
+// hostileSources returns a function that gives a loopback address of
+// another /24 (127.0.N.1) at each call, so that response-rate limiting,
+// which accounts per /24, limits none of the queries sent from them.
+func hostileSources() func() netip.Addr {
+	n := 0
+	return func() netip.Addr {
+		n++
+		return netip.AddrFrom4([4]byte{127, byte(n >> 8), byte(n), 1})
+	}
 }
 
 // withEDNS returns a copy of m with an OPT record of the given buffer size.
