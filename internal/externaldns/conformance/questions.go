@@ -83,7 +83,9 @@ func recordQuestions(r externaldns.Record, now map[string][]externaldns.Record) 
 		}
 		qs = append(qs, question{r.Name, dns.TypeTXT, answer(dns.RcodeSuccess, internal...), answer(dns.RcodeSuccess, rrs...)})
 	case "PTR":
-		qs = append(qs, question{r.Name, dns.TypePTR, answer(dns.RcodeSuccess, rrs...), answer(dns.RcodeSuccess, rrs...)})
+		// The steps' PTR records are those of internal addresses: their
+		// reverse names tell the address, and do not exist outside.
+		qs = append(qs, question{r.Name, dns.TypePTR, answer(dns.RcodeSuccess, rrs...), answer(dns.RcodeNameError)})
 	}
 	return qs
 }
