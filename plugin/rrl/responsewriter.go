@@ -1,29 +1,79 @@
 package rrl
 
 import (
+	"bytes"
 	"context"
 	"net/netip"
 
 	"github.com/miekg/dns"
 )
 
-// ResponseWriter accounts for the reply written through it, once the
-// plugins below have made it what the client gets, and sends it, sends it
-// truncated (a slip) or drops it.
+// ResponseWriter holds the reply written through it until the plugins below
+// have returned, then accounts for it and sends it, sends it truncated (a
+// slip) or drops it.
+//
+// Holding the reply rather than judging it inside the write has two reasons.
+// The reply is final: nothing below can change it any more. And the reply
+// is packed and sent from rrl's own frame, near the top of the query's
+// goroutine stack, rather than from the bottom of the chain (file, then the
+// ResponseWriters of globaladdr and cache, then rrl's): the deepest point of
+// a query is then no deeper than it is without rrl, so rrl does not make the
+// runtime grow (copy) every query's fresh stack once more (BENCHMARKS.md).
 type ResponseWriter struct {
 	dns.ResponseWriter
 	rrl    *RRL
 	ctx    context.Context
 	prefix netip.Addr
+
+	held    *dns.Msg // the reply to judge and send on flush
+	heldBuf []byte   // the bytes held came in, if written as bytes
 	// written is set once a reply went through, sent or not.
 	written bool
+	// returned is set once the plugins below have returned: a reply
+	// written after that is judged and sent at once.
+	returned bool
 }
 
 // WriteMsg implements dns.ResponseWriter.
 func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
-	w.written = true
+	return w.hold(res, nil)
+}
+
+// Write implements dns.ResponseWriter. A reply handed over as bytes is
+// accounted like any other and sent as those bytes; one that cannot be read
+// is not sent.
+func (w *ResponseWriter) Write(buf []byte) (int, error) {
+	res := new(dns.Msg)
+	if err := res.Unpack(buf); err != nil {
+		return 0, err
+	}
+	return len(buf), w.hold(res, bytes.Clone(buf))
+}
+
+// hold keeps res, and buf if it came as bytes, for flush, after sending
+// what was held before it.
+func (w *ResponseWriter) hold(res *dns.Msg, buf []byte) error {
+	err := w.flush()
+	w.held, w.heldBuf, w.written = res, buf, true
+	if w.returned {
+		err = w.flush()
+	}
+	return err
+}
+
+// flush judges the reply held, if any, and sends it, its slip or nothing.
+func (w *ResponseWriter) flush() error {
+	res, buf := w.held, w.heldBuf
+	if res == nil {
+		return nil
+	}
+	w.held, w.heldBuf = nil, nil
 	switch w.rrl.judge(w.ctx, w.prefix, res) {
 	case send:
+		if buf != nil {
+			_, err := w.ResponseWriter.Write(buf)
+			return err
+		}
 		return w.ResponseWriter.WriteMsg(res)
 	case slip:
 		return w.ResponseWriter.WriteMsg(truncated(res))
@@ -40,23 +90,6 @@ func (w *ResponseWriter) writeError(req *dns.Msg, rcode int) int {
 	m.SetRcode(req, rcode)
 	w.WriteMsg(m)
 	return dns.RcodeSuccess
-}
-
-// Write implements dns.ResponseWriter. A reply handed over as bytes is
-// accounted like any other; one that cannot be read is not sent.
-func (w *ResponseWriter) Write(buf []byte) (int, error) {
-	res := new(dns.Msg)
-	if err := res.Unpack(buf); err != nil {
-		return 0, err
-	}
-	w.written = true
-	switch w.rrl.judge(w.ctx, w.prefix, res) {
-	case send:
-		return w.ResponseWriter.Write(buf)
-	case slip:
-		return len(buf), w.ResponseWriter.WriteMsg(truncated(res))
-	}
-	return len(buf), nil
 }
 
 // truncated returns the slip of res: its header with TC set, its question

@@ -88,8 +88,12 @@ func (r *RRL) ServeDNS(ctx context.Context, w dns.ResponseWriter, req *dns.Msg) 
 	}
 	rw := &ResponseWriter{ResponseWriter: w, rrl: r, ctx: ctx, prefix: prefix}
 	rc, err := r.Next.ServeDNS(ctx, rw, req)
+	rw.returned = true
 	if !plugin.ClientWrite(rc) && !rw.written {
 		return rw.writeError(req, rc), err
+	}
+	if werr := rw.flush(); err == nil {
+		err = werr
 	}
 	return rc, err
 }

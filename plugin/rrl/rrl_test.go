@@ -184,13 +184,15 @@ func TestServeDNSErrors(t *testing.T) {
 }
 
 func TestServeDNSWriteBytes(t *testing.T) {
-	// A reply written as bytes is accounted like a message.
+	// A reply written as bytes is accounted like a message, and sent as
+	// those bytes.
+	var sent []byte
 	raw := plugin.HandlerFunc(func(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 		m := new(dns.Msg)
 		m.SetReply(r)
 		m.Answer = []dns.RR{test.A(r.Question[0].Name + " 300 IN A 203.0.113.10")}
-		buf, _ := m.Pack()
-		w.Write(buf)
+		sent, _ = m.Pack()
+		w.Write(sent)
 		return dns.RcodeSuccess, nil
 	})
 	r := newTestRRL(t, "rrl {\n responses-per-second 1\n slip 1\n}", raw)
@@ -198,8 +200,8 @@ func TestServeDNSWriteBytes(t *testing.T) {
 	q := new(dns.Msg)
 	q.SetQuestion("app.example.com.", dns.TypeA)
 	r.ServeDNS(context.Background(), rec, q)
-	if rec.Len == 0 {
-		t.Fatal("the first reply was not sent")
+	if rec.Len != len(sent) {
+		t.Fatalf("the first reply was sent as %d bytes, want the %d written", rec.Len, len(sent))
 	}
 	rec = dnstest.NewRecorder(udpClient("203.0.113.1"))
 	r.ServeDNS(context.Background(), rec, q)
@@ -280,4 +282,39 @@ func value(c prometheus.Counter) float64 {
 	var m dto.Metric
 	c.Write(&m)
 	return m.GetCounter().GetValue()
+}
+
+func TestServeDNSHoldsTheReply(t *testing.T) {
+	// The reply goes out when the plugins below have returned, not while
+	// they write it; a second reply sends the first, and a reply written
+	// after the handler returned goes out at once.
+	c := udpClient("203.0.113.1")
+	var late dns.ResponseWriter
+	writes := 0
+	twice := plugin.HandlerFunc(func(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+		for i := range 2 {
+			m := new(dns.Msg)
+			m.SetReply(r)
+			m.Id = uint16(i)
+			w.WriteMsg(m)
+			if sent := c.replies; sent != i {
+				t.Errorf("after write %d, %d replies sent, want %d", i+1, sent, i)
+			}
+			writes++
+		}
+		late = w
+		return dns.RcodeSuccess, nil
+	})
+	r := newTestRRL(t, "rrl {\n responses-per-second 10\n}", twice)
+	ask(t, r, c, "app.example.com.")
+	if writes != 2 || c.replies != 2 || c.last.Id != 1 {
+		t.Fatalf("%d replies sent, the last with ID %d, want 2 and 1", c.replies, c.last.Id)
+	}
+	m := new(dns.Msg)
+	m.SetQuestion("app.example.com.", dns.TypeA)
+	m.Response = true
+	late.WriteMsg(m)
+	if c.replies != 3 {
+		t.Errorf("a reply written after the handler returned was not sent")
+	}
 }
