@@ -71,16 +71,19 @@ func newRRL(cfg config) *RRL {
 func (r *RRL) Name() string { return pluginName }
 
 // ServeDNS implements plugin.Handler. A UDP query from a client that is not
-// exempt gets a ResponseWriter that accounts for the reply written through
-// it; everything else passes untouched.
+// exempt gets a ResponseWriter that holds the reply written through it, and
+// once the plugins below have returned, rrl accounts for the reply and sends
+// it, slips it or drops it; everything else passes untouched.
 //
-// The UDP path calls the next plugin itself rather than through
-// plugin.NextOrFailure: each query runs on a fresh goroutine stack, and the
-// frames NextOrFailure adds were enough to make cache's, below, outgrow it
-// (a stack copy per query; BENCHMARKS.md). What is lost is the tracing span
-// of the next plugin; the plugin a reply is attributed to (metrics) is rrl
-// either way, since a ResponseWriter that wraps stands in for the plugins
-// below it.
+// Both choices keep the query's goroutine stack from growing: each UDP
+// query runs on a fresh goroutine, whose small first stack the runtime
+// copies into a larger one when a call goes deeper. The reply is packed and
+// sent from here, not from below the backend; and the UDP path calls the
+// next plugin itself rather than through plugin.NextOrFailure, whose frames
+// were enough to make cache's, below, outgrow the first stack
+// (BENCHMARKS.md). What is lost is the tracing span of the next plugin; the
+// plugin a reply is attributed to (metrics) is rrl either way, since a
+// ResponseWriter that wraps stands in for the plugins below it.
 func (r *RRL) ServeDNS(ctx context.Context, w dns.ResponseWriter, req *dns.Msg) (int, error) {
 	prefix, ok := r.limitable(w)
 	if !ok || r.Next == nil {
