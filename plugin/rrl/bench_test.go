@@ -3,7 +3,7 @@ package rrl
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
+	"hash/maphash"
 	"net/netip"
 	"testing"
 
@@ -41,7 +41,7 @@ func BenchmarkServeDNS(b *testing.B) {
 
 // BenchmarkAccountKey measures the hash of an account's key.
 func BenchmarkAccountKey(b *testing.B) {
-	seed := rand.Uint64()
+	seed := maphash.MakeSeed()
 	prefix := netip.MustParseAddr("203.0.113.0")
 	for b.Loop() {
 		accountKey(seed, prefix, classResponse, "app-123.example.com.", dns.TypeA)

@@ -1,6 +1,8 @@
 package rrl
 
 import (
+	"encoding/binary"
+	"hash/maphash"
 	"net/netip"
 
 	"github.com/miekg/dns"
@@ -76,34 +78,33 @@ func soaOwner(rrs []dns.RR) string {
 }
 
 // accountKey hashes what identifies an account: the client's prefix and its
-// family, the class, and the name (case-folded) and type, with FNV-1a from
-// seed and a final mix. Like BIND, it keeps a hash, not the name: a
-// collision merely shares an account, which a client could reach as well by
-// asking for the other name from the same network. seed, chosen at random,
+// family, the class, and the name (case-folded) and type, with hash/maphash
+// under seed. Like BIND, it keeps a hash, not the name: a collision merely
+// shares an account, which a client could reach as well by asking for the
+// other name from the same network. seed, chosen at random at start-up,
 // keeps the hashes, and so the table's slots, unpredictable to clients.
-func accountKey(seed uint64, prefix netip.Addr, c class, name string, qtype uint16) uint64 {
-	const prime = 1099511628211
-	h := seed
+//
+// The bytes are hashed from a buffer on the stack; a name too long for it
+// (rare: names of over 100 characters) is hashed block by block, each block
+// led by the hash of the blocks before it.
+func accountKey(seed maphash.Seed, prefix netip.Addr, c class, name string, qtype uint16) uint64 {
+	var buf [128]byte
 	a := prefix.As16()
-	for _, b := range a {
-		h = (h ^ uint64(b)) * prime
-	}
-	for _, b := range [4]byte{byte(prefix.BitLen()), byte(c), byte(qtype >> 8), byte(qtype)} {
-		h = (h ^ uint64(b)) * prime
-	}
-	for i := 0; i < len(name); i++ {
-		b := name[i]
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
+	n := copy(buf[:], a[:])
+	buf[n], buf[n+1], buf[n+2], buf[n+3] = byte(prefix.BitLen()), byte(c), byte(qtype>>8), byte(qtype)
+	n += 4
+	for {
+		k := copy(buf[n:], name)
+		for i, b := range buf[n : n+k] {
+			if 'A' <= b && b <= 'Z' {
+				buf[n+i] = b + 'a' - 'A'
+			}
 		}
-		h = (h ^ uint64(b)) * prime
+		h := maphash.Bytes(seed, buf[:n+k])
+		if name = name[k:]; name == "" {
+			return h
+		}
+		n = 8
+		binary.LittleEndian.PutUint64(buf[:n], h)
 	}
-	// The finalizer of MurmurHash3: every bit of h reaches the low bits,
-	// which pick the slot.
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
 }

@@ -1,8 +1,9 @@
 package rrl
 
 import (
-	"math/rand/v2"
+	"hash/maphash"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/coredns/coredns/plugin/test"
@@ -48,7 +49,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestAccountKey(t *testing.T) {
-	seed := rand.Uint64()
+	seed := maphash.MakeSeed()
 	v4, v4b := netip.MustParseAddr("192.0.2.0"), netip.MustParseAddr("198.51.100.0")
 	v6 := netip.MustParseAddr("::ffff:192.0.2.0") // another family, though it maps 192.0.2.0
 	k := accountKey(seed, v4, classResponse, "App.Example.COM.", dns.TypeA)
@@ -65,6 +66,21 @@ func TestAccountKey(t *testing.T) {
 		if other == k {
 			t.Errorf("another %s, the same key", name)
 		}
+	}
+	// A name longer than the key's buffer is hashed in blocks: all of it
+	// counts, its case does not.
+	long := strings.Repeat("abcdefghij.", 30) // 330 characters: four blocks
+	lk := accountKey(seed, v4, classResponse, long+"a.", dns.TypeA)
+	if lk != accountKey(seed, v4, classResponse, strings.ToUpper(long)+"A.", dns.TypeA) {
+		t.Error("the key of a long name depends on its case")
+	}
+	for _, other := range []string{long + "b.", long, "x" + long[1:] + "a."} {
+		if accountKey(seed, v4, classResponse, other, dns.TypeA) == lk {
+			t.Errorf("%q and the name that differs from it in one place have the same key", other)
+		}
+	}
+	if n := testing.AllocsPerRun(1000, func() { accountKey(seed, v4, classResponse, long, dns.TypeA) }); n != 0 {
+		t.Errorf("%v allocations per key of a long name", n)
 	}
 	if n := testing.AllocsPerRun(1000, func() { accountKey(seed, v4, classResponse, "app.example.com.", dns.TypeA) }); n != 0 {
 		t.Errorf("%v allocations per key", n)

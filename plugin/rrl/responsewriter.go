@@ -1,7 +1,6 @@
 package rrl
 
 import (
-	"bytes"
 	"context"
 	"net/netip"
 
@@ -25,8 +24,7 @@ type ResponseWriter struct {
 	ctx    context.Context
 	prefix netip.Addr
 
-	held    *dns.Msg // the reply to judge and send on flush
-	heldBuf []byte   // the bytes held came in, if written as bytes
+	held *dns.Msg // the reply to judge and send on flush
 	// written is set once a reply went through, sent or not.
 	written bool
 	// returned is set once the plugins below have returned: a reply
@@ -34,40 +32,44 @@ type ResponseWriter struct {
 	returned bool
 }
 
-// WriteMsg implements dns.ResponseWriter.
+// WriteMsg implements dns.ResponseWriter. It holds res until flush, after
+// sending what it held before.
 func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
-	return w.hold(res, nil)
-}
-
-// Write implements dns.ResponseWriter. A reply handed over as bytes is
-// accounted like any other and sent as those bytes; one that cannot be read
-// is not sent.
-func (w *ResponseWriter) Write(buf []byte) (int, error) {
-	res := new(dns.Msg)
-	if err := res.Unpack(buf); err != nil {
-		return 0, err
-	}
-	return len(buf), w.hold(res, bytes.Clone(buf))
-}
-
-// hold keeps res, and buf if it came as bytes, for flush, after sending
-// what was held before it.
-func (w *ResponseWriter) hold(res *dns.Msg, buf []byte) error {
 	err := w.flush()
-	w.held, w.heldBuf, w.written = res, buf, true
+	w.held, w.written = res, true
 	if w.returned {
 		err = w.flush()
 	}
 	return err
 }
 
+// Write implements dns.ResponseWriter. A reply handed over as bytes (rare:
+// CoreDNS's plugins write messages) is accounted like any other, at once,
+// and sent as those bytes; one that cannot be read is not sent.
+func (w *ResponseWriter) Write(buf []byte) (int, error) {
+	res := new(dns.Msg)
+	if err := res.Unpack(buf); err != nil {
+		return 0, err
+	}
+	if err := w.flush(); err != nil {
+		return 0, err
+	}
+	w.written = true
+	return len(buf), w.send(res, buf)
+}
+
 // flush judges the reply held, if any, and sends it, its slip or nothing.
 func (w *ResponseWriter) flush() error {
-	res, buf := w.held, w.heldBuf
+	res := w.held
 	if res == nil {
 		return nil
 	}
-	w.held, w.heldBuf = nil, nil
+	w.held = nil
+	return w.send(res, nil)
+}
+
+// send judges res and sends it (as buf, if not nil), its slip or nothing.
+func (w *ResponseWriter) send(res *dns.Msg, buf []byte) error {
 	switch w.rrl.judge(w.ctx, w.prefix, res) {
 	case send:
 		if buf != nil {

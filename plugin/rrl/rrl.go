@@ -7,7 +7,7 @@ package rrl
 
 import (
 	"context"
-	"math/rand/v2"
+	"hash/maphash"
 	"net"
 	"net/netip"
 	"sync"
@@ -50,8 +50,8 @@ type RRL struct {
 
 	cfg   config
 	table *table
-	seed  uint64    // of the account keys
-	epoch time.Time // the table's clock counts from here
+	seed  maphash.Seed // of the account keys
+	epoch time.Time    // the table's clock counts from here
 
 	mu      sync.RWMutex
 	servers map[string]*serverMetrics // by server label
@@ -61,7 +61,7 @@ func newRRL(cfg config) *RRL {
 	return &RRL{
 		cfg:     cfg,
 		table:   newTable(cfg.maxTableSize),
-		seed:    rand.Uint64(),
+		seed:    maphash.MakeSeed(),
 		epoch:   time.Now(),
 		servers: map[string]*serverMetrics{},
 	}
