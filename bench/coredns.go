@@ -81,6 +81,32 @@ func blocksOf(paths []*path, variant int) []*block {
 	return bs
 }
 
+// selectPaths returns the paths named in list, comma-separated, in the
+// order of paths; all of them when list is empty.
+func selectPaths(paths []*path, list string) ([]*path, error) {
+	if list == "" {
+		return paths, nil
+	}
+	var names []string
+	for _, p := range paths {
+		names = append(names, p.name)
+	}
+	want := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		if findPath(paths, name) == nil {
+			return nil, fmt.Errorf("-paths: no path %q; the paths are %s", name, strings.Join(names, ", "))
+		}
+		want[name] = true
+	}
+	var selected []*path
+	for _, p := range paths {
+		if want[p.name] {
+			selected = append(selected, p)
+		}
+	}
+	return selected, nil
+}
+
 func findPath(paths []*path, name string) *path {
 	for _, p := range paths {
 		if p.name == name {

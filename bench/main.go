@@ -22,7 +22,7 @@
 //
 // Usage:
 //
-//	go run ./bench [-coredns ./coredns] [-rounds 5] [-duration 5s] [-soak 10m]
+//	go run ./bench [-coredns ./coredns] [-rounds 5] [-duration 5s] [-paths rrl,etcd+cache] [-soak 10m]
 package main
 
 import (
@@ -52,6 +52,7 @@ type options struct {
 	subtree     int
 	transfer    int
 	soakPath    string
+	paths       string
 	keepWorkDir bool
 }
 
@@ -66,6 +67,7 @@ func main() {
 	flag.IntVar(&o.transfer, "transfer", 0, "instead of comparing: time AXFRs of an etcd zone of this many hosts (etcdxfr) and report coredns's peak RSS")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf with mixed queries this long against one external block and sample coredns's RSS and goroutines")
 	flag.StringVar(&o.soakPath, "soak-path", "file", "the path the soak runs on: etcd+cache, etcd or file")
+	flag.StringVar(&o.paths, "paths", "", "the paths to compare, comma-separated (default: all of etcd+cache, etcd, file, rrl)")
 	flag.BoolVar(&o.keepWorkDir, "keep", false, "keep the work directory (Corefile, zone, queries, coredns's log)")
 	flag.Parse()
 
@@ -119,7 +121,10 @@ func run(ctx context.Context, o options) error {
 
 	// One process per variant: the same blocks, without and with globaladdr;
 	// the soaked block also exports coredns's metrics.
-	paths := newPaths()
+	paths, err := selectPaths(newPaths(), o.paths)
+	if err != nil {
+		return err
+	}
 	var soaked *block
 	if o.soak > 0 {
 		p := findPath(paths, o.soakPath)
