@@ -126,6 +126,23 @@ func TestClientSplitFailsClosed(t *testing.T) {
 	}
 }
 
+// TestClientSplitIPv6LAN runs client-split.Corefile with an IPv6 prefix
+// listed beside the LAN's IPv4 networks, as a LAN whose hosts have global
+// IPv6 addresses needs: the IPv6 client then gets the internal view, and a
+// client outside every listed network still the external one.
+func TestClientSplitIPv6LAN(t *testing.T) {
+	env, _ := setClientSplitEnv(t, a("app.example.com", "192.168.0.51"))
+	c := startClientSplitExample(t, env, func(corefile string) string {
+		return strings.ReplaceAll(corefile, "{$LAN_NETWORKS}", lanNetworks+" ::1/128")
+	})
+	answer := func(addr string) test.Case {
+		return test.Case{Qname: "app.example.com.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("app.example.com. 303 IN A " + addr)}}
+	}
+	c.check(t, ipv6Client, answer("192.168.0.51"))
+	c.check(t, lanClient, answer("192.168.0.51"))
+	c.check(t, internetClient, answer(exampleGlobal))
+}
+
 // TestClientSplitProxyProtocol runs client-split.Corefile behind a load
 // balancer on 127.0.0.1, a LAN address, that speaks the PROXY protocol (v2):
 // with `proxyproto { allow 127.0.0.1/32 }` in both blocks, the view judges
