@@ -14,10 +14,11 @@ import (
 // Holding the reply rather than judging it inside the write has two reasons.
 // The reply is final: nothing below can change it any more. And the reply
 // is packed and sent from rrl's own frame, near the top of the query's
-// goroutine stack, rather than from the bottom of the chain (file, then the
-// ResponseWriters of globaladdr and cache, then rrl's): the deepest point of
-// a query is then no deeper than it is without rrl, so rrl does not make the
-// runtime grow (copy) every query's fresh stack once more (BENCHMARKS.md).
+// goroutine stack, rather than from the bottom of the chain (the backend,
+// then the ResponseWriters of globaladdr and cache, then rrl's): the
+// deepest point of a query is then no deeper than it is without rrl, so rrl
+// does not make the runtime grow (copy) every query's fresh stack once more
+// (BENCHMARKS.md).
 type ResponseWriter struct {
 	dns.ResponseWriter
 	rrl    *RRL

@@ -75,8 +75,8 @@ func (r *RRL) Name() string { return pluginName }
 // once the plugins below have returned, rrl accounts for the reply and sends
 // it, slips it or drops it; everything else passes untouched.
 //
-// Both choices keep the query's goroutine stack from growing: each UDP
-// query runs on a fresh goroutine, whose small first stack the runtime
+// Both choices keep rrl from making the query's goroutine stack grow: each
+// UDP query runs on a fresh goroutine, whose small first stack the runtime
 // copies into a larger one when a call goes deeper. The reply is packed and
 // sent from here, not from below the backend; and the UDP path calls the
 // next plugin itself rather than through plugin.NextOrFailure, whose frames
