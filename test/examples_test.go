@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coredns/coredns/plugin/test"
 
@@ -131,6 +133,7 @@ func TestCorefileExamples(t *testing.T) {
 			checkHeader(t, ex.file, corefile)
 			c := startExample(t, examplePorts.Replace(corefile), env)
 			for _, v := range ex.views(c) {
+				waitServing(t, v.addr)
 				t.Run(v.name, func(t *testing.T) { v.check(t, v.addr) })
 			}
 			checkHTTP(t, "http://"+c.Addr("health")+"/health", "")
@@ -145,6 +148,28 @@ type view struct {
 	name  string // "internal" or "external"
 	addr  string
 	check func(t *testing.T, addr string)
+}
+
+// waitServing waits until the view at addr answers the SOA query of the
+// examples' domain with NOERROR, over TCP (which rrl never limits). A bound
+// listener does not tell that the plugins behind it can reach etcd: in a
+// loaded CI run (the race detector, every example at once) an example's
+// first query once went unanswered for the 5 s a test query waits.
+func waitServing(t *testing.T, addr string) {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetQuestion(exampleDomain+".", dns.TypeSOA)
+	c := &dns.Client{Net: "tcp", Timeout: 5 * time.Second}
+	eventually(t, time.Minute, "the view at "+addr+" answers", func() error {
+		r, _, err := c.Exchange(m, addr)
+		if err != nil {
+			return err
+		}
+		if r.Rcode != dns.RcodeSuccess {
+			return fmt.Errorf("rcode %s", dns.RcodeToString[r.Rcode])
+		}
+		return nil
+	})
 }
 
 // checkInternal checks an internal view at addr: the etcd zone answers the
