@@ -213,18 +213,29 @@ func TestServeDNSWriteBytes(t *testing.T) {
 func TestServeDNSNoLimitPassesThrough(t *testing.T) {
 	// rrl without a rate (BIND's default) limits nothing and does not wrap
 	// the writer.
-	r := newTestRRL(t, "rrl", answer)
-	if full, _ := burst(t, r, udpClient("203.0.113.1"), "app.example.com.", 100); full != 100 {
+	c := udpClient("203.0.113.1")
+	wrapped := false
+	next := plugin.HandlerFunc(func(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+		if _, ok := w.(*ResponseWriter); ok {
+			wrapped = true
+		}
+		return answer.ServeDNS(ctx, w, r)
+	})
+	r := newTestRRL(t, "rrl", next)
+	if full, _ := burst(t, r, c, "app.example.com.", 100); full != 100 {
 		t.Errorf("%d answers of 100", full)
+	}
+	if wrapped {
+		t.Error("rrl without a rate wrapped the writer")
 	}
 }
 
 // TestServeDNSAllocations asserts the per-query cost in allocations, in the
 // steady state (the account exists): the accounting allocates nothing; with
 // rrl in the chain a query makes one allocation more than without: rrl's
-// ResponseWriter on UDP (it cannot be pooled: cache hands the writer to its
-// prefetch, which outlives the query), CoreDNS's pluginWriter for the next
-// plugin on TCP and for an exempt client.
+// ResponseWriter on UDP (it cannot be pooled: cache's stale-verify goroutine
+// can outlive the query with the writer in hand), CoreDNS's pluginWriter for
+// the next plugin on TCP and for an exempt client.
 func TestServeDNSAllocations(t *testing.T) {
 	r := newTestRRL(t, "rrl {\n responses-per-second 1000\n exempt-clients 192.0.2.0/24\n}", answer)
 	q := new(dns.Msg)
