@@ -97,17 +97,17 @@ func TestRRLPlace(t *testing.T) {
 	}
 }
 
-// TestEtcdxfrPlace asserts etcdxfr's place: right below globaladdr, so that
-// the transfers it feeds are rewritten, and above transfer and etcd, whose
-// replies it completes with its SOA.
-func TestEtcdxfrPlace(t *testing.T) {
-	x := slices.Index(directives, "etcdxfr")
+// TestEtcdzonePlace asserts etcdzone's place: right below globaladdr, so
+// that its answers and the transfers it feeds are rewritten, and above
+// transfer, which asks it for the zone, and etcd, whose zones it answers.
+func TestEtcdzonePlace(t *testing.T) {
+	x := slices.Index(directives, "etcdzone")
 	if x < 1 || directives[x-1] != "globaladdr" {
-		t.Errorf("etcdxfr must come right after globaladdr: %v", directives)
+		t.Errorf("etcdzone must come right after globaladdr: %v", directives)
 	}
 	for _, below := range []string{"transfer", "etcd"} {
 		if slices.Index(directives, below) < x {
-			t.Errorf("%s must come after etcdxfr", below)
+			t.Errorf("%s must come after etcdzone", below)
 		}
 	}
 }

@@ -44,7 +44,7 @@ var directives = []string{
 	"header",
 	"dnssec",
 	"globaladdr",
-	"etcdxfr",
+	"etcdzone",
 	"tls",
 	"minimal",
 	"template",

@@ -31,9 +31,9 @@ var outsideClients = []netip.Addr{internetClient, strayClient, ipv6Client}
 // network, so that a match past the list's first entry counts.
 const lanNetworks = "10.0.0.0/8 127.0.0.1/32"
 
-// anySOA is the etcd zone's SOA as the tests compare it: any TTL, since the
-// cache counts it down.
-var anySOA = test.SOA("example.com. 303 IN SOA ns.dns.example.com. hostmaster.example.com. 0 7200 1800 86400 30")
+// anySOA is the examples' SOA as the tests compare it (its MNAME, the first
+// of exampleNS): any TTL, since the cache counts it down.
+var anySOA = test.SOA("example.com. 303 IN SOA ns1.example.net. hostmaster.example.com. 0 3600 600 1209600 300")
 
 // TestClientSplit runs client-split.Corefile, with `hide secret.example.com`
 // added to its external view, and asks its one listener from a LAN client and
@@ -221,6 +221,7 @@ func setClientSplitEnv(t *testing.T, records ...externaldns.Record) (map[string]
 		"ETCD_ENDPOINT": etcd.Endpoint(),
 		"UPSTREAM":      upstream.Addr("upstream"),
 		"LAN_NETWORKS":  lanNetworks,
+		"NS":            exampleNS,
 	}
 	setEnv(t, env)
 	return env, etcd

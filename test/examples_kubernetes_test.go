@@ -94,7 +94,7 @@ func withPortPlaceholders(t *testing.T, corefile string, c corev1.Container) str
 func checkProbes(t *testing.T, srv *coreDNS, c corev1.Container) {
 	t.Helper()
 	checkHTTP(t, "http://"+srv.Addr("health")+c.LivenessProbe.HTTPGet.Path, "")
-	checkHTTP(t, "http://"+srv.Addr("ready")+c.ReadinessProbe.HTTPGet.Path, "")
+	waitReady(t, "http://"+srv.Addr("ready")+c.ReadinessProbe.HTTPGet.Path)
 	checkHTTP(t, "http://"+srv.Addr("metrics")+"/metrics", "coredns_dns_requests_total")
 }
 

@@ -1,8 +1,10 @@
 package test
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,6 +23,9 @@ const (
 	exampleDomain   = "example.com"
 	exampleGlobal   = "203.0.113.10"
 	exampleInternal = "192.168.0.51"
+	// exampleNS is the examples' NS set: two names in one variable, as a
+	// user with a primary and a secondary gives them.
+	exampleNS = "ns1.example.net ns2.example.net"
 	// The two listening addresses of bind-split.Corefile.
 	exampleInternalAddr = "127.0.0.1"
 	exampleExternalAddr = "127.0.0.2"
@@ -76,7 +81,7 @@ func TestCorefileExamples(t *testing.T) {
 		"DNSSEC_KEY":    keyFile,
 		"LAN_NETWORKS":  exampleInternalAddr + "/32",
 		"SECONDARY":     secondary,
-		"NS":            "ns1.example.net",
+		"NS":            exampleNS,
 		"TSIG_KEY":      testKey.name,
 		"TSIG_SECRET":   testKey.secret,
 	}
@@ -137,7 +142,7 @@ func TestCorefileExamples(t *testing.T) {
 				t.Run(v.name, func(t *testing.T) { v.check(t, v.addr) })
 			}
 			checkHTTP(t, "http://"+c.Addr("health")+"/health", "")
-			checkHTTP(t, "http://"+c.Addr("ready")+"/ready", "")
+			waitReady(t, "http://"+c.Addr("ready")+"/ready")
 			checkHTTP(t, "http://"+c.Addr("metrics")+"/metrics", "coredns_dns_requests_total")
 		})
 	}
@@ -259,6 +264,26 @@ func startExample(t *testing.T, corefile string, env map[string]string) *coreDNS
 		}
 	}
 	return startCoreDNS(t, corefile)
+}
+
+// waitReady waits until the ready endpoint url answers 200 OK. The ready
+// plugin keeps one list of plugins for the whole process: the examples run
+// side by side, and each one's endpoint reports on the plugins of the one
+// that started last, whose zone may still be loading.
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	eventually(t, time.Minute, url, func() error {
+		resp, err := c.Get(url)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
+	})
 }
 
 // checkHTTP fails t unless a GET of url answers 200 OK with a body that

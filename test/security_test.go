@@ -206,7 +206,7 @@ func TestHostileQueries(t *testing.T) {
 	etcd := startEtcd(t)
 	putRecords(t, etcd, a("app.example.com", "192.168.0.51"), aaaa("app.example.com", "fd00::51"),
 		a("x.internal.example.com", "10.0.0.9"), txt("note.example.com", "hello"))
-	env := map[string]string{"DOMAIN": "example.com", "GLOBAL_ADDR": "203.0.113.10", "ETCD_ENDPOINT": etcd.Endpoint()}
+	env := map[string]string{"DOMAIN": "example.com", "GLOBAL_ADDR": "203.0.113.10", "ETCD_ENDPOINT": etcd.Endpoint(), "NS": exampleNS}
 	setEnv(t, env)
 	c := startExample(t, examplePorts.Replace(readExample(t, "external.Corefile")), env)
 	addr := c.Addr("dns")

@@ -1,0 +1,111 @@
+package etcdzone
+
+import (
+	"slices"
+
+	"github.com/coredns/coredns/plugin/file"
+
+	"github.com/miekg/dns"
+)
+
+// data is what one zone holds in memory: a zone of the file plugin, whose
+// tree and lookup answer the queries, and the index that says which etcd key
+// (or Corefile line) put which record there, so that a put or a delete of
+// one key changes the records of that key alone.
+//
+// A data is changed only under EtcdZone.mu held for writing, and read under
+// it held for reading. Each change of an RRset replaces the slice that holds
+// it, so the slices a lookup returned stay as they were after the lock is
+// released.
+type data struct {
+	zone *file.Zone
+	// sources holds the records of each source, by the source's name: an
+	// etcd key, or a Corefile line (see fixed).
+	sources map[string]*source
+	// owners holds the sources of the records at each owner name.
+	owners map[string][]*source
+	// count is the number of records in the zone's tree.
+	count int
+}
+
+// source is one etcd key's (or one Corefile line's) share of the zone.
+type source struct {
+	owner string
+	rrs   []dns.RR
+}
+
+// newData returns the data of the zone called name with only the apex
+// records soa and ns.
+func newData(name string, soa *dns.SOA, ns []dns.RR) *data {
+	z := file.NewZone(name, "")
+	z.SOA = soa
+	z.NS = ns
+	// The file plugin keeps the apex's SOA and NS records apart from the
+	// tree, and its lookup takes a name without a node in the tree and
+	// without names below it for one that does not exist: an empty zone's
+	// apex would be NXDOMAIN. A node with a copy of the SOA (never served:
+	// the lookup answers the apex's SOA from the apex records) makes the
+	// apex exist.
+	z.Tree.Insert(&dns.SOA{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeSOA, Class: dns.ClassINET}, Ns: soa.Ns, Mbox: soa.Mbox})
+	return &data{zone: z, sources: map[string]*source{}, owners: map[string][]*source{}}
+}
+
+// set makes rrs, all at owner, the records of the source called key,
+// replacing those it had; no rrs removes the source.
+func (d *data) set(key, owner string, rrs []dns.RR) {
+	var types []uint16
+	if old := d.sources[key]; old != nil {
+		d.owners[old.owner] = slices.DeleteFunc(d.owners[old.owner], func(s *source) bool { return s == old })
+		if len(d.owners[old.owner]) == 0 {
+			delete(d.owners, old.owner)
+		}
+		delete(d.sources, key)
+		types = appendTypes(types, old.rrs)
+		d.rebuild(old.owner, types)
+		types = types[:0]
+	}
+	if len(rrs) == 0 {
+		return
+	}
+	s := &source{owner: owner, rrs: rrs}
+	d.sources[key] = s
+	d.owners[owner] = append(d.owners[owner], s)
+	d.rebuild(owner, appendTypes(types, rrs))
+}
+
+// rebuild makes the RRsets of owner of each of types hold the records of
+// owner's sources, once each: two keys with the same record make one.
+func (d *data) rebuild(owner string, types []uint16) {
+	for _, t := range types {
+		if elem, ok := d.zone.Search(owner); ok {
+			d.count -= len(elem.Type(t))
+		}
+		// Tree.Delete drops the RRset of rr's type at rr's owner.
+		d.zone.Delete(&dns.ANY{Hdr: dns.RR_Header{Name: owner, Rrtype: t, Class: dns.ClassINET}})
+		var set []dns.RR
+		for _, s := range d.owners[owner] {
+			for _, rr := range s.rrs {
+				if rr.Header().Rrtype == t && !slices.ContainsFunc(set, func(o dns.RR) bool { return dns.IsDuplicate(o, rr) }) {
+					set = append(set, rr)
+				}
+			}
+		}
+		for _, rr := range set {
+			// The records are made with their names in lower case, as the
+			// file plugin's Zone.Insert would make them: inserted into
+			// the tree as they are, they are never written to again.
+			d.zone.Tree.Insert(rr)
+		}
+		d.count += len(set)
+	}
+}
+
+// appendTypes appends the types of rrs that types lacks.
+func appendTypes(types []uint16, rrs []dns.RR) []uint16 {
+	for _, rr := range rrs {
+		if t := rr.Header().Rrtype; !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	return types
+}

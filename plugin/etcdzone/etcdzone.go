@@ -1,0 +1,110 @@
+// Package etcdzone implements a plugin that serves the zones of the etcd
+// plugin as an authoritative server does: it holds each zone in memory,
+// read from etcd at one revision and kept current by one watch, and answers
+// queries from it with the semantics of RFC 1034 (CNAMEs, NODATA and
+// NXDOMAIN, wildcards, delegations, the apex NS set and SOA from the
+// Corefile). It serves the same zone to the transfer plugin (AXFR, IXFR) and
+// has it notify the secondaries when the zone's serial moves; the serial
+// comes from etcd's revisions, so every replica publishes the same. It never
+// writes to etcd, and it rewrites nothing: globaladdr, above it, makes the
+// external view of what it answers.
+package etcdzone
+
+import (
+	"context"
+	"sync"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/etcd"
+	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/coredns/coredns/plugin/transfer"
+	"github.com/coredns/coredns/request"
+
+	"github.com/miekg/dns"
+)
+
+var log = clog.NewWithPlugin(pluginName)
+
+// EtcdZone is the etcdzone handler of one server block.
+type EtcdZone struct {
+	Next plugin.Handler
+
+	// zoneNames are the zones the Corefile names, lower case and fully
+	// qualified; none means the etcd plugin's.
+	zoneNames   []string
+	apex        apex
+	delegations []delegation
+	glue        []glue
+	// where is the Corefile's file and line of the directive, for
+	// start-up errors.
+	where string
+
+	// Set at start-up: the block's etcd plugin, its transfer plugin (nil
+	// when it has none) and the zones.
+	etcd  *etcd.Etcd
+	xfr   *transfer.Transfer
+	zones []*zone
+	// stop ends the zones' goroutines; nil before start.
+	stop func()
+
+	// mu guards the data and the serial of every zone: a query reads them
+	// holding it for reading, a change from etcd writes them holding it.
+	// One lock for all zones, so that a CNAME from one zone into another
+	// is followed under the lock already held.
+	mu sync.RWMutex
+}
+
+// Name implements plugin.Handler.
+func (x *EtcdZone) Name() string { return pluginName }
+
+// Ready implements ready.Readiness: the plugin is ready once every zone is
+// loaded.
+func (x *EtcdZone) Ready() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	for _, z := range x.zones {
+		if z.data == nil {
+			return false
+		}
+	}
+	return x.zones != nil
+}
+
+// ServeDNS implements plugin.Handler. It answers the queries for its zones
+// from memory. Zone transfers go down the chain to the transfer plugin,
+// which asks Transfer; without one they are refused. Everything else goes
+// down the chain untouched.
+func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if len(r.Question) != 1 || r.Opcode != dns.OpcodeQuery {
+		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
+	}
+	z := x.zoneOf(r.Question[0].Name)
+	if z == nil {
+		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
+	}
+	switch r.Question[0].Qtype {
+	case dns.TypeAXFR, dns.TypeIXFR:
+		if x.xfr == nil {
+			return dns.RcodeRefused, nil
+		}
+		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
+	}
+	state := request.Request{W: w, Req: r}
+	x.mu.RLock()
+	m := x.answer(ctx, state, z)
+	x.mu.RUnlock()
+	w.WriteMsg(m)
+	return dns.RcodeSuccess, nil
+}
+
+// zoneOf returns the zone name is in, nil when it is in none of them. It
+// compares suffixes, allocating nothing: every query of the block asks.
+func (x *EtcdZone) zoneOf(name string) *zone {
+	var best *zone
+	for _, z := range x.zones {
+		if inZone(name, z.name) && (best == nil || len(z.name) > len(best.name)) {
+			best = z
+		}
+	}
+	return best
+}

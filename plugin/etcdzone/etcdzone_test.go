@@ -1,0 +1,399 @@
+package etcdzone
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coredns/coredns/plugin/etcd"
+	"github.com/coredns/coredns/plugin/pkg/dnstest"
+	"github.com/coredns/coredns/plugin/pkg/upstream"
+	"github.com/coredns/coredns/plugin/test"
+
+	"github.com/globaladdr/globaladdr/internal/etcdtest"
+	"github.com/globaladdr/globaladdr/internal/externaldns"
+
+	"github.com/miekg/dns"
+)
+
+// newTestZone returns an etcdzone serving example.com from an embedded etcd,
+// as start sets it up but without a server: its NS set is ns1.example.net,
+// lab.example.com is delegated to ns1.lab.example.com (glue 192.0.2.53) and
+// ns2.example.net, and it is loaded. records are written before the load.
+func newTestZone(t testing.TB, records ...externaldns.Record) (*EtcdZone, *etcdtest.Server) {
+	t.Helper()
+	s, err := etcdtest.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	put(t, s, records...)
+	x := &EtcdZone{
+		etcd: &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
+		apex: apex{ns: []string{"ns1.example.net."}, ttl: 3600, refresh: 3600, retry: 600, expire: 1209600, minimum: 300},
+		delegations: []delegation{{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}}},
+		glue:        []glue{{name: "ns1.lab.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}}},
+	}
+	zones, err := x.newZones(fmt.Sprintf("dns://test/%s", t.Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.zones = zones
+	ctx, cancel := context.WithCancel(context.Background())
+	var done sync.WaitGroup
+	done.Add(1)
+	go func() { defer done.Done(); x.follow(ctx, zones[0]) }()
+	t.Cleanup(func() { cancel(); done.Wait() })
+	x.waitLoaded(30 * time.Second)
+	if !x.Ready() {
+		t.Fatal("the zone did not load")
+	}
+	return x, s
+}
+
+func put(t testing.TB, s *etcdtest.Server, records ...externaldns.Record) {
+	t.Helper()
+	for _, r := range records {
+		if err := externaldns.Put(context.Background(), s.Client(), "/skydns", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// zoneRecords are the records of the issue's table, as external-dns writes
+// them: an address, a CNAME in the zone and one out of it, a wildcard, a deep
+// name under an empty non-terminal, a TXT record and an ownership record.
+var zoneRecords = []externaldns.Record{
+	{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51"}, Resource: "ingress/default/app"},
+	{Name: "www.example.com", Type: "CNAME", Targets: []string{"app.example.com"}},
+	{Name: "out.example.com", Type: "CNAME", Targets: []string{"shop.example.net"}},
+	{Name: "*.apps.example.com", Type: "A", Targets: []string{"192.168.0.80"}},
+	{Name: "a.b.deep.example.com", Type: "A", Targets: []string{"192.168.0.90"}},
+	{Name: "info.example.com", Type: "TXT", Targets: []string{"hello"}},
+}
+
+const testSOA = "example.com. 3600 IN SOA ns1.example.net. hostmaster.example.com. %d 3600 600 1209600 300"
+
+// TestServeDNS asks the questions of the issue's table, and those of a
+// delegation: each gets the answer an authoritative server gives.
+func TestServeDNS(t *testing.T) {
+	x, _ := newTestZone(t, zoneRecords...)
+	soa := test.SOA(fmt.Sprintf(testSOA, x.zones[0].serial.value()))
+	ns := test.NS("example.com. 3600 IN NS ns1.example.net.")
+	cname := test.CNAME("www.example.com. 300 IN CNAME app.example.com.")
+	appA := test.A("app.example.com. 300 IN A 192.168.0.51")
+	referral := []dns.RR{test.NS("lab.example.com. 3600 IN NS ns1.lab.example.com."), test.NS("lab.example.com. 3600 IN NS ns2.example.net.")}
+	cases := []test.Case{
+		{Qname: "example.com.", Qtype: dns.TypeSOA, Answer: []dns.RR{soa}, Ns: []dns.RR{ns}},
+		{Qname: "example.com.", Qtype: dns.TypeNS, Answer: []dns.RR{ns}},
+		{Qname: "example.com.", Qtype: dns.TypeA, Ns: []dns.RR{soa}},
+		{Qname: "app.example.com.", Qtype: dns.TypeA, Answer: []dns.RR{appA}, Ns: []dns.RR{ns}},
+		{Qname: "app.example.com.", Qtype: dns.TypeSOA, Ns: []dns.RR{soa}},
+		{Qname: "app.example.com.", Qtype: dns.TypeMX, Ns: []dns.RR{soa}},
+		{Qname: "www.example.com.", Qtype: dns.TypeCNAME, Answer: []dns.RR{cname}, Ns: []dns.RR{ns}},
+		{Qname: "www.example.com.", Qtype: dns.TypeA, Answer: []dns.RR{appA, cname}, Ns: []dns.RR{ns}},
+		{Qname: "www.example.com.", Qtype: dns.TypeAAAA, Answer: []dns.RR{cname}, Ns: []dns.RR{soa}},
+		{Qname: "deep.example.com.", Qtype: dns.TypeA, Ns: []dns.RR{soa}},
+		{Qname: "b.deep.example.com.", Qtype: dns.TypeA, Ns: []dns.RR{soa}},
+		{Qname: "covered.apps.example.com.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("covered.apps.example.com. 300 IN A 192.168.0.80")}, Ns: []dns.RR{ns}},
+		{Qname: "covered.apps.example.com.", Qtype: dns.TypeTXT, Ns: []dns.RR{soa}},
+		{Qname: "nothing.example.com.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, Ns: []dns.RR{soa}},
+		{Qname: "app.example.com.", Qtype: dns.TypeTXT, Ns: []dns.RR{soa}},
+		{Qname: "a-app.example.com.", Qtype: dns.TypeTXT, Answer: []dns.RR{test.TXT(`a-app.example.com. 300 IN TXT "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=ingress/default/app\""`)}, Ns: []dns.RR{ns}},
+		{Qname: "host.lab.example.com.", Qtype: dns.TypeA, Ns: referral, Extra: []dns.RR{test.A("ns1.lab.example.com. 3600 IN A 192.0.2.53")}},
+	}
+	for _, tc := range cases {
+		m := exchange(t, x, tc.Qname, tc.Qtype)
+		if err := test.CNAMEOrder(m); err != nil {
+			t.Errorf("%s %s: %v", tc.Qname, dns.TypeToString[tc.Qtype], err)
+		}
+		if err := test.SortAndCheck(m, tc); err != nil {
+			t.Errorf("%s %s: %v\n%v", tc.Qname, dns.TypeToString[tc.Qtype], err, m)
+		}
+		if referral := tc.Qname == "host.lab.example.com."; m.Authoritative == referral {
+			t.Errorf("%s %s: AA %v", tc.Qname, dns.TypeToString[tc.Qtype], m.Authoritative)
+		}
+	}
+}
+
+// exchange asks x for name's records of qtype, and returns the reply as a
+// client reads it (packed and unpacked).
+func exchange(t testing.TB, x *EtcdZone, name string, qtype uint16) *dns.Msg {
+	t.Helper()
+	r := new(dns.Msg)
+	r.SetQuestion(name, qtype)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	if _, err := x.ServeDNS(context.Background(), rec, r); err != nil {
+		t.Fatalf("%s %s: %v", name, dns.TypeToString[qtype], err)
+	}
+	wire, err := rec.Msg.Pack()
+	if err != nil {
+		t.Fatalf("%s %s: %v", name, dns.TypeToString[qtype], err)
+	}
+	m := new(dns.Msg)
+	if err := m.Unpack(wire); err != nil {
+		t.Fatalf("%s %s: %v", name, dns.TypeToString[qtype], err)
+	}
+	return m
+}
+
+// TestChanges puts, replaces and deletes keys and checks that the answers
+// follow, that two keys with the same record make one, and that each change
+// moves the serial to the revision of the write.
+func TestChanges(t *testing.T) {
+	x, s := newTestZone(t, zoneRecords...)
+	z := x.zones[0]
+	cli := s.Client()
+	answers := func(what, name string, want ...string) {
+		t.Helper()
+		eventually(t, what, func() error {
+			m := exchange(t, x, name, dns.TypeA)
+			var got []string
+			for _, rr := range m.Answer {
+				if a, ok := rr.(*dns.A); ok {
+					got = append(got, a.A.String())
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				return fmt.Errorf("%s: %v, want %v", name, got, want)
+			}
+			return nil
+		})
+	}
+	serialAt := func(what string, rev int64) {
+		t.Helper()
+		x.mu.RLock()
+		defer x.mu.RUnlock()
+		if got, want := z.data.zone.SOA.Serial, (serial{rev: rev}).value(); got != want {
+			t.Errorf("%s: serial %d, want %d (revision %d)", what, got, want, rev)
+		}
+	}
+
+	resp, err := cli.Put(context.Background(), "/skydns/com/example/new/1", `{"host":"192.168.0.60"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers("put", "1.new.example.com.", "192.168.0.60")
+	serialAt("put", resp.Header.Revision)
+
+	if _, err := cli.Put(context.Background(), "/skydns/com/example/new/x/2", `{"host":"192.168.0.60","targetstrip":1}`); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = cli.Put(context.Background(), "/skydns/com/example/new/x/3", `{"host":"192.168.0.61","targetstrip":1}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers("two keys", "x.new.example.com.", "192.168.0.60", "192.168.0.61")
+	if _, err := cli.Put(context.Background(), "/skydns/com/example/new/x/4", `{"host":"192.168.0.60","targetstrip":1}`); err != nil {
+		t.Fatal(err)
+	}
+	answers("the same address again", "x.new.example.com.", "192.168.0.60", "192.168.0.61")
+	if _, err := cli.Delete(context.Background(), "/skydns/com/example/new/x/2"); err != nil {
+		t.Fatal(err)
+	}
+	answers("one of the same deleted", "x.new.example.com.", "192.168.0.60", "192.168.0.61")
+	resp2, err := cli.Delete(context.Background(), "/skydns/com/example/new/x/4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers("both deleted", "x.new.example.com.", "192.168.0.61")
+	serialAt("delete", resp2.Header.Revision)
+
+	if _, err := cli.Put(context.Background(), "/skydns/com/example/new/x/3", `{"host":"192.168.0.62","targetstrip":1}`); err != nil {
+		t.Fatal(err)
+	}
+	answers("replaced", "x.new.example.com.", "192.168.0.62")
+
+	// A sibling zone's key (example.com-shop) changes nothing, not even the serial.
+	if _, err := cli.Put(context.Background(), "/skydns/com/example-shop/x", `{"host":"192.168.0.63"}`); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = cli.Put(context.Background(), "/skydns/com/example/last", `{"host":"192.168.0.64"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers("after a sibling's key", "last.example.com.", "192.168.0.64")
+	serialAt("after a sibling's key", resp.Header.Revision)
+}
+
+// TestSkippedKeys writes values the zone can't serve: each is left out and
+// counted, and the rest of the zone serves on. A key that held a record
+// and then holds garbage loses its record.
+func TestSkippedKeys(t *testing.T) {
+	x, s := newTestZone(t, zoneRecords...)
+	for key, value := range map[string]string{
+		"/skydns/com/example/garbage":  `{"host":`,
+		"/skydns/com/example/empty":    `{}`,
+		"/skydns/com/example/badhost":  `{"host":"not a name!"}`,
+		"/skydns/com/example/self":     `{"host":"self.example.com"}`,
+		"/skydns/com/example/stripped": `{"host":"192.168.0.1","targetstrip":9}`,
+		"/skydns/com/example/app/x":    `{"host":"192.168.0.52","targetstrip":1}`,
+	} {
+		if _, err := s.Client().Put(context.Background(), key, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Client().Put(context.Background(), "/skydns/com/example/app/x", `]]`); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "skipped keys", func() error {
+		m := exchange(t, x, "app.example.com.", dns.TypeA)
+		if len(m.Answer) != 1 || m.Answer[0].(*dns.A).A.String() != "192.168.0.51" {
+			return fmt.Errorf("app.example.com: %v", m.Answer)
+		}
+		for _, name := range []string{"garbage", "empty", "badhost", "self", "stripped"} {
+			if m := exchange(t, x, name+".example.com.", dns.TypeA); m.Rcode != dns.RcodeNameError {
+				return fmt.Errorf("%s: %s", name, dns.RcodeToString[m.Rcode])
+			}
+		}
+		return nil
+	})
+}
+
+// TestOwnershipBesideHost reads the legacy ownership format, a text beside
+// the host: both a CNAME and the ownership TXT record are in the zone, and a
+// CNAME query gets the CNAME (the etcd plugin answers it NXDOMAIN,
+// external-dns#4953).
+func TestOwnershipBesideHost(t *testing.T) {
+	x, _ := newTestZone(t, externaldns.Record{Name: "www.example.com", Type: "CNAME", Targets: []string{"app.example.com"}, Resource: "ingress/default/www", Format: externaldns.Legacy})
+	m := exchange(t, x, "www.example.com.", dns.TypeCNAME)
+	if len(m.Answer) != 1 || m.Answer[0].Header().Rrtype != dns.TypeCNAME {
+		t.Errorf("CNAME query: %v", m)
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if elem, _ := x.zones[0].data.zone.Search("www.example.com."); elem == nil || len(elem.Type(dns.TypeTXT)) != 1 {
+		t.Error("the ownership text is not in the zone")
+	}
+}
+
+// TestTransferIXFR checks the up-to-date IXFR and the full transfer.
+func TestTransferIXFR(t *testing.T) {
+	x, _ := newTestZone(t, zoneRecords...)
+	current := x.zones[0].serial.value()
+	for _, tc := range []struct {
+		serial uint32
+		whole  bool
+	}{{0, true}, {current, false}, {current + 1, false}, {current - 1, true}, {current + 1<<31 + 1, true}} {
+		ch, err := x.Transfer("example.com.", tc.serial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rrs []dns.RR
+		for batch := range ch {
+			rrs = append(rrs, batch...)
+		}
+		if whole := len(rrs) > 1; whole != tc.whole {
+			t.Errorf("IXFR from %d: %d records", tc.serial, len(rrs))
+		}
+		if tc.whole && (rrs[0].Header().Rrtype != dns.TypeSOA || rrs[len(rrs)-1].Header().Rrtype != dns.TypeSOA || rrs[1].Header().Rrtype != dns.TypeNS) {
+			t.Errorf("a transfer begins with the SOA and the NS set and ends with the SOA:\n%v", rrs)
+		}
+	}
+	if _, err := x.Transfer("example.org.", 0); err == nil {
+		t.Error("a transfer of another zone must fail")
+	}
+	if _, err := x.Transfer("sub.example.com.", 0); err == nil {
+		t.Error("a transfer of a name below the zone must fail")
+	}
+}
+
+// TestTransferPages transfers a zone of more keys than a page of the load
+// holds: every record comes once, at its own name.
+func TestTransferPages(t *testing.T) {
+	var records []externaldns.Record
+	const hosts = 2*pageSize + 10
+	for i := range hosts {
+		records = append(records, externaldns.Record{Name: fmt.Sprintf("h%d.example.com", i), Type: "A", Targets: []string{"192.168.0.51"}})
+	}
+	x, _ := newTestZone(t, records...)
+	ch, err := x.Transfer("example.com.", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	n := 0
+	for batch := range ch {
+		for _, rr := range batch {
+			n++
+			seen[rr.Header().Name+dns.TypeToString[rr.Header().Rrtype]] = true
+		}
+	}
+	// The hosts, the SOA twice, the NS, the delegation's two NS and its glue.
+	if want := hosts + 6; n != want || !seen["h0.example.com.A"] || !seen[fmt.Sprintf("h%d.example.com.A", hosts-1)] {
+		t.Errorf("%d records, want %d with every host", n, want)
+	}
+}
+
+func TestOwnerName(t *testing.T) {
+	for _, tc := range []struct {
+		key   string
+		strip int
+		want  string
+		ok    bool
+	}{
+		{"/skydns/com/example/app/1a2b3c4d", 1, "app.example.com.", true},
+		{"/skydns/com/example/App/x1", 0, "x1.app.example.com.", true},
+		{"/skydns/com/example/1a2b3c4d", 1, "example.com.", true},
+		{"/skydns/com/example/apps/*/1a2b3c4d", 1, "*.apps.example.com.", true},
+		{"/skydns/com/example/a", 4, "", false},
+	} {
+		got, ok := ownerName(tc.key, tc.strip)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ownerName(%q, %d) = %q, %v; want %q, %v", tc.key, tc.strip, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestHolds(t *testing.T) {
+	z := &zone{key: "/skydns/com/example"}
+	for key, want := range map[string]bool{
+		"/skydns/com/example":         true,
+		"/skydns/com/example/app":     true,
+		"/skydns/com/example-shop/x":  false,
+		"/skydns/com/example.org/x":   false,
+		"/skydns/com/exampl":          false,
+		"/skydns/com/example0/beyond": false,
+	} {
+		if got := z.holds([]byte(key)); got != want {
+			t.Errorf("holds(%q) = %v", key, got)
+		}
+	}
+}
+
+func TestInZone(t *testing.T) {
+	for _, tc := range []struct {
+		name, zone string
+		want       bool
+	}{
+		{"example.com.", "example.com.", true},
+		{"App.Example.COM.", "example.com.", true},
+		{"notexample.com.", "example.com.", false},
+		{"com.", "example.com.", false},
+		{"anything.", ".", true},
+	} {
+		if got := inZone(tc.name, tc.zone); got != tc.want {
+			t.Errorf("inZone(%q, %q) = %v", tc.name, tc.zone, got)
+		}
+	}
+}
+
+// eventually retries check until it returns nil, for up to 10 s: changes
+// reach the zone through etcd's watch.
+func eventually(t testing.TB, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the watch's effect
+	}
+}

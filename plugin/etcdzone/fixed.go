@@ -1,0 +1,62 @@
+package etcdzone
+
+import "slices"
+
+// placeFixed puts the records the Corefile adds into the zones they lie in:
+// each delegation's NS set, below the apex of the deepest zone that holds
+// it, and the glue records. It checks that every glue name is a name server
+// of the zone or of a delegation, inside a zone, and that every name server
+// inside the subdomain it serves has glue, without which no resolver could
+// reach it.
+func (x *EtcdZone) placeFixed(zones []*zone) error {
+	deepest := func(name string) *zone {
+		var best *zone
+		for _, z := range zones {
+			if inZone(name, z.name) && (best == nil || len(z.name) > len(best.name)) {
+				best = z
+			}
+		}
+		return best
+	}
+	for _, d := range x.delegations {
+		z := deepest(d.name)
+		if z == nil || z.name == d.name {
+			return x.errorf(d.where, "%q: a delegation must lie below one of the zones %v", d.name, zoneNames(zones))
+		}
+		z.fixed["delegate "+d.name] = x.apex.nsSet(d.name, d.ns)
+		for _, ns := range d.ns {
+			if inZone(ns, d.name) && !slices.ContainsFunc(x.glue, func(g glue) bool { return g.name == ns }) {
+				return x.errorf(d.where, "%q lies inside %s: give its address with glue", ns, d.name)
+			}
+		}
+	}
+	for _, g := range x.glue {
+		z := deepest(g.name)
+		switch {
+		case z == nil:
+			return x.errorf(g.where, "%q: glue must lie inside one of the zones %v", g.name, zoneNames(zones))
+		case !x.namesServer(g.name):
+			return x.errorf(g.where, "%q is no name server of ns or of a delegation", g.name)
+		}
+		z.fixed["glue "+g.name] = x.apex.addressRecords(g.name, g.addrs)
+	}
+	return nil
+}
+
+// namesServer reports whether the Corefile names name as a name server: in
+// ns or in a delegation.
+func (x *EtcdZone) namesServer(name string) bool {
+	if slices.Contains(x.apex.ns, name) {
+		return true
+	}
+	return slices.ContainsFunc(x.delegations, func(d delegation) bool { return slices.Contains(d.ns, name) })
+}
+
+// zoneNames returns the names of zones.
+func zoneNames(zones []*zone) []string {
+	names := make([]string, len(zones))
+	for i, z := range zones {
+		names[i] = z.name
+	}
+	return names
+}

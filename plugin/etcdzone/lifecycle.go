@@ -1,0 +1,132 @@
+package etcdzone
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/etcd"
+	"github.com/coredns/coredns/plugin/etcd/msg"
+	"github.com/coredns/coredns/plugin/transfer"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr"
+
+	"github.com/miekg/dns"
+)
+
+// startWait bounds how long start-up waits for the zones' first load, so
+// that a started or reloaded server answers from a loaded zone when etcd is
+// at hand, and is not held up long when it is not.
+const startWait = 2 * time.Second
+
+// start is etcdzone's OnStartup for the server block of cfg, also run for the
+// new instance when the Corefile is reloaded. It finds the block's etcd and
+// transfer plugins, checks the zones and delegations against them, and
+// starts loading and watching each zone; it waits up to startWait for the
+// first loads.
+func (x *EtcdZone) start(cfg *dnsserver.Config) error {
+	var ok bool
+	if x.etcd, ok = cfg.Handler("etcd").(*etcd.Etcd); !ok {
+		return x.errorf(x.where, "no etcd plugin in this server block")
+	}
+	x.xfr, _ = cfg.Handler("transfer").(*transfer.Transfer)
+	if x.xfr != nil && len(x.apex.ns) == 0 {
+		return x.errorf(x.where, "no ns given: secondaries refuse a zone without NS records")
+	}
+	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
+	zones, err := x.newZones(server)
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var done sync.WaitGroup
+	var unsubscribe func()
+	if g, ok := cfg.Handler("globaladdr").(*globaladdr.GlobalAddr); ok {
+		unsubscribe = g.Subscribe(func() { x.addressesChanged() })
+	}
+	x.mu.Lock()
+	x.zones = zones
+	x.mu.Unlock()
+	for _, z := range zones {
+		done.Add(1)
+		go func() { defer done.Done(); x.follow(ctx, z) }()
+		if x.xfr != nil {
+			done.Add(1)
+			go func() { defer done.Done(); x.announce(ctx, z) }()
+		}
+	}
+	x.stop = func() {
+		if unsubscribe != nil {
+			unsubscribe()
+		}
+		cancel()
+		done.Wait()
+	}
+	x.waitLoaded(startWait)
+	return nil
+}
+
+// newZones returns the zones x serves on server: those the Corefile names,
+// or else the etcd plugin's, each with what the Corefile adds to it.
+func (x *EtcdZone) newZones(server string) ([]*zone, error) {
+	names := x.zoneNames
+	if len(names) == 0 {
+		names = x.etcd.Zones
+	}
+	var zones []*zone
+	for _, name := range names {
+		if plugin.Zones(x.etcd.Zones).Matches(name) == "" {
+			return nil, x.errorf(x.where, "zone %s is not one of the etcd plugin's zones %v", name, x.etcd.Zones)
+		}
+		zones = append(zones, &zone{
+			name:        name,
+			key:         msg.Path(name, x.etcd.PathPrefix),
+			server:      server,
+			fixed:       map[string][]dns.RR{},
+			serialMoved: make(chan struct{}, 1),
+		})
+	}
+	if err := x.placeFixed(zones); err != nil {
+		return nil, err
+	}
+	return zones, nil
+}
+
+// addressesChanged moves the serial of every zone for new global addresses,
+// a change of the external view that etcd's zone does not hold.
+func (x *EtcdZone) addressesChanged() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, z := range x.zones {
+		x.moveSerial(z, z.serial.bumped())
+	}
+}
+
+// waitLoaded waits until every zone is loaded, or for d.
+func (x *EtcdZone) waitLoaded(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for !x.Ready() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // polling the first load, at start-up only
+	}
+}
+
+// shutdown is etcdzone's OnShutdown, also run for the old instance when the
+// Corefile is reloaded: it stops watching.
+func (x *EtcdZone) shutdown() error {
+	if x.stop != nil {
+		x.stop()
+	}
+	return nil
+}
+
+// errorf returns a start-up error naming the plugin and where, the
+// Corefile's file and line.
+func (x *EtcdZone) errorf(where, format string, args ...any) error {
+	return plugin.Error(pluginName, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...)))
+}

@@ -1,0 +1,81 @@
+package etcdzone
+
+import (
+	"context"
+
+	"github.com/coredns/coredns/plugin/file"
+	"github.com/coredns/coredns/plugin/pkg/upstream"
+	"github.com/coredns/coredns/request"
+
+	"github.com/miekg/dns"
+)
+
+// answer returns the reply to state's query for a name in z, looked up in
+// z's tree by the file plugin's lookup: RFC 1034's algorithm with CNAMEs
+// followed within the zones, wildcards, empty non-terminals and
+// delegations. A zone not loaded yet gets SERVFAIL. The caller holds x.mu for
+// reading.
+func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *zone) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetReply(state.Req)
+	if z.data == nil {
+		m.Rcode = dns.RcodeServerFailure
+		return m
+	}
+	m.Authoritative = true
+	var result file.Result
+	m.Answer, m.Ns, m.Extra, result = z.data.zone.Lookup(ctx, state, state.Name())
+	switch result {
+	case file.Success:
+		// An answer carries no NS set in Authority, as Knot's and BIND's
+		// answers to resolvers don't: it only makes answers larger.
+		m.Ns = nil
+		if endsInNoData(m.Answer, state.QType()) {
+			// The CNAMEs lead to a name of the zone without records of
+			// the type: NODATA, with the SOA for negative caching (RFC
+			// 2308, 2.2).
+			m.Ns = []dns.RR{z.data.zone.SOA}
+		}
+	case file.NameError:
+		m.Rcode = dns.RcodeNameError
+	case file.Delegation:
+		// A referral is not authoritative; an answer that reached it
+		// through a CNAME is, for the CNAME.
+		m.Authoritative = len(m.Answer) > 0
+	case file.ServerFailure:
+		m.Rcode = dns.RcodeServerFailure
+	}
+	return m
+}
+
+// endsInNoData reports whether answer, an answer to a query of qtype, is a
+// chain of CNAMEs alone.
+func endsInNoData(answer []dns.RR, qtype uint16) bool {
+	if len(answer) == 0 || qtype == dns.TypeCNAME || qtype == dns.TypeANY {
+		return false
+	}
+	for _, rr := range answer {
+		if rr.Header().Rrtype != dns.TypeCNAME {
+			return false
+		}
+	}
+	return true
+}
+
+// chaser is the Upstream of the zones' lookups: where a CNAME leads out of
+// the zone's tree, the lookup asks it for the target. A target in one of
+// the plugin's zones is looked up at once, under x.mu as the lookup already
+// holds it; any other is asked of the whole server again (the etcd plugin
+// and the file plugin do so too), with x.mu released meanwhile, so that a
+// slow forwarder never holds back the changes from etcd.
+type chaser struct{ x *EtcdZone }
+
+// Lookup implements file.Upstreamer. Its caller holds x.mu for reading.
+func (c chaser) Lookup(ctx context.Context, state request.Request, name string, qtype uint16) (*dns.Msg, error) {
+	if z := c.x.zoneOf(name); z != nil {
+		return c.x.answer(ctx, state.NewWithQuestion(name, qtype), z), nil
+	}
+	c.x.mu.RUnlock()
+	defer c.x.mu.RLock()
+	return upstream.New().Lookup(ctx, state, name, qtype)
+}

@@ -1,0 +1,53 @@
+package etcdzone
+
+import (
+	"github.com/coredns/coredns/plugin"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// The metrics of each zone, labelled with the server block and the zone.
+var (
+	loaded = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "loaded",
+		Help:      "1 once the zone is loaded from etcd; until then its queries get SERVFAIL.",
+	}, []string{"server", "zone"})
+
+	records = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "records",
+		Help:      "Records the zone holds, the apex's SOA and NS records aside.",
+	}, []string{"server", "zone"})
+
+	serialGauge = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "serial",
+		Help:      "The zone's SOA serial.",
+	}, []string{"server", "zone"})
+
+	skippedKeys = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "skipped_keys_total",
+		Help:      "Counter of etcd keys left out of the zone because their value holds no record it can serve.",
+	}, []string{"server", "zone"})
+
+	etcdErrors = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "etcd_errors_total",
+		Help:      "Counter of failed reads and watches of the zone's keys in etcd (each retry counts).",
+	}, []string{"server", "zone"})
+
+	notifyErrors = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "notify_errors_total",
+		Help:      "Counter of NOTIFYs for the zone that a secondary did not acknowledge.",
+	}, []string{"server", "zone"})
+)

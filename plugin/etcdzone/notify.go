@@ -1,0 +1,37 @@
+package etcdzone
+
+import (
+	"context"
+	"time"
+)
+
+// announce has the transfer plugin notify z's secondaries each time z's
+// serial moved, from the first load on. The moves within a second of the
+// last NOTIFY wait for the next one, together: a burst of writes gives two
+// NOTIFYs, not one per write.
+func (x *EtcdZone) announce(ctx context.Context, z *zone) {
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-z.serialMoved:
+		}
+		if !sleep(ctx, time.Until(last.Add(time.Second))) {
+			return
+		}
+		select {
+		case <-z.serialMoved: // came meanwhile: this NOTIFY covers it
+		default:
+		}
+		last = time.Now()
+		x.mu.RLock()
+		serial := z.serial.value()
+		x.mu.RUnlock()
+		log.Infof("zone %s: serial %d; notifying the secondaries", z.name, serial)
+		if err := x.xfr.Notify(z.name); err != nil {
+			log.Warningf("zone %s: %v", z.name, err)
+			notifyErrors.WithLabelValues(z.server, z.name).Inc()
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package etcdzone
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin"
+
+	"github.com/miekg/dns"
+)
+
+const pluginName = "etcdzone"
+
+// maxTTL is the largest TTL or SOA timer RFC 2181 allows.
+const maxTTL = 1<<31 - 1
+
+func init() { plugin.Register(pluginName, setup) }
+
+func setup(c *caddy.Controller) error {
+	x, err := parse(c)
+	if err != nil {
+		return plugin.Error(pluginName, err)
+	}
+	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
+		x.Next = next
+		return x
+	})
+	c.OnStartup(func() error { return x.start(dnsserver.GetConfig(c)) })
+	c.OnShutdown(x.shutdown)
+	return nil
+}
+
+// parse reads the etcdzone directive of one server block.
+func parse(c *caddy.Controller) (*EtcdZone, error) {
+	x := &EtcdZone{apex: apex{
+		ttl:     3600,
+		refresh: 3600,
+		retry:   600,
+		expire:  1209600,
+		minimum: 300,
+	}}
+	for i := 0; c.Next(); i++ {
+		if i > 0 {
+			return nil, c.Errf("%s is given twice in this server block", pluginName)
+		}
+		x.where = where(c)
+		args, err := parseNames(c, c.RemainingArgs())
+		if err != nil {
+			return nil, err
+		}
+		x.zoneNames = args
+		for c.NextBlock() {
+			if err := x.parseProperty(c, c.Val(), c.RemainingArgs()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return x, nil
+}
+
+// parseProperty reads one property of the directive's block.
+func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []string) error {
+	var err error
+	switch property {
+	case "ns":
+		var names []string
+		if names, err = parseNames(c, args); err == nil && len(names) == 0 {
+			err = c.ArgErr()
+		}
+		x.apex.ns = append(x.apex.ns, names...)
+	case "mname":
+		x.apex.mname, err = parseName(c, args)
+	case "rname":
+		x.apex.rname, err = parseName(c, args)
+	case "ttl":
+		x.apex.ttl, err = parseSeconds(c, property, args, 0)
+	case "refresh":
+		x.apex.refresh, err = parseSeconds(c, property, args, 1)
+	case "retry":
+		x.apex.retry, err = parseSeconds(c, property, args, 1)
+	case "expire":
+		x.apex.expire, err = parseSeconds(c, property, args, 1)
+	case "minimum":
+		x.apex.minimum, err = parseSeconds(c, property, args, 0)
+	case "delegate":
+		err = x.parseDelegate(c, args)
+	case "glue":
+		err = x.parseGlue(c, args)
+	default:
+		err = c.Errf("unknown property %q", property)
+	}
+	return err
+}
+
+// parseDelegate reads "delegate NAME NS...".
+func (x *EtcdZone) parseDelegate(c *caddy.Controller, args []string) error {
+	names, err := parseNames(c, args)
+	switch {
+	case err != nil:
+		return err
+	case len(names) < 2:
+		return c.Errf("delegate needs a subdomain and its name servers")
+	case slices.ContainsFunc(x.delegations, func(d delegation) bool { return d.name == names[0] }):
+		return c.Errf("%q is delegated twice", names[0])
+	}
+	x.delegations = append(x.delegations, delegation{name: names[0], ns: names[1:], where: where(c)})
+	return nil
+}
+
+// parseGlue reads "glue NAME ADDRESS...".
+func (x *EtcdZone) parseGlue(c *caddy.Controller, args []string) error {
+	if len(args) < 2 {
+		return c.Errf("glue needs a name server and its addresses")
+	}
+	name, err := parseName(c, args[:1])
+	if err != nil {
+		return err
+	}
+	g := glue{name: name, where: where(c)}
+	for _, arg := range strings.Fields(strings.Join(args[1:], " ")) {
+		a, err := netip.ParseAddr(arg)
+		if err != nil || a.Zone() != "" || a.Is4In6() {
+			return c.Errf("%q is not an IPv4 or IPv6 address", arg)
+		}
+		g.addrs = append(g.addrs, a)
+	}
+	x.glue = append(x.glue, g)
+	return nil
+}
+
+// parseNames reads domain names, lower case and fully qualified. An
+// argument may hold several, separated by spaces, as an environment
+// variable expanded in the Corefile (ns {$NS}) gives them.
+func parseNames(c *caddy.Controller, args []string) ([]string, error) {
+	var names []string
+	for _, arg := range args {
+		for word := range strings.FieldsSeq(arg) {
+			name := strings.ToLower(dns.Fqdn(word))
+			if _, ok := dns.IsDomainName(name); !ok || name == "." {
+				return nil, c.Errf("%q is not a domain name", word)
+			}
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// parseName reads one domain name.
+func parseName(c *caddy.Controller, args []string) (string, error) {
+	names, err := parseNames(c, args)
+	if err != nil {
+		return "", err
+	}
+	if len(names) != 1 {
+		return "", c.ArgErr()
+	}
+	return names[0], nil
+}
+
+// parseSeconds reads a TTL or SOA timer: seconds ("3600") or a Go duration
+// of whole seconds ("1h"), at least least and at most maxTTL seconds.
+func parseSeconds(c *caddy.Controller, property string, args []string, least uint32) (uint32, error) {
+	if len(args) != 1 {
+		return 0, c.ArgErr()
+	}
+	s, err := strconv.ParseUint(args[0], 10, 32)
+	if err != nil {
+		d, derr := time.ParseDuration(args[0])
+		if derr == nil && d%time.Second == 0 && d >= 0 {
+			s, err = uint64(d/time.Second), nil
+		}
+	}
+	if err != nil || s < uint64(least) || s > maxTTL {
+		return 0, c.Errf("%s %q is not a number of seconds from %d to %d", property, args[0], least, maxTTL)
+	}
+	return uint32(s), nil
+}
+
+// where returns the Corefile's file and line c is at, for the errors found
+// at start-up.
+func where(c *caddy.Controller) string { return fmt.Sprintf("%s:%d", c.File(), c.Line()) }

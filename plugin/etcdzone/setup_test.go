@@ -1,0 +1,61 @@
+package etcdzone
+
+import (
+	"testing"
+
+	"github.com/coredns/caddy"
+	"github.com/globaladdr/globaladdr/internal/setuptest"
+)
+
+func TestSetup(t *testing.T) {
+	tests := []setuptest.Case{
+		{"etcdzone", false, ""},
+		{"etcdzone {\n ns ns1.example.net\n}", false, ""},
+		{"etcdzone example.com example.org {\n ns ns1.example.net ns2.example.net.\n ns ns3.example.net\n}", false, ""},
+		{"etcdzone {\n ns \"ns1.example.net ns2.example.net\"\n}", false, ""},
+		{"etcdzone {\n ns ns1.example.net\n mname primary.example.com\n rname admin.example.com\n ttl 0\n refresh 1h\n retry 600\n expire 2147483647\n minimum 30s\n}", false, ""},
+		{"etcdzone {\n delegate lab.example.com ns1.lab.example.com ns2.example.net\n glue ns1.lab.example.com 192.0.2.53 2001:db8::53\n}", false, ""},
+
+		{"etcdzone {\n ns ns1.example.net\n}\netcdzone", true, `etcdzone is given twice in this server block`},
+		{"etcdzone {\n ns\n}", true, `Wrong argument count`},
+		{"etcdzone {\n ns bad..name\n}", true, `"bad..name" is not a domain name`},
+		{"etcdzone {\n ns \"ns1.example.net bad..name\"\n}", true, `"bad..name" is not a domain name`},
+		{"etcdzone {\n ns .\n}", true, `"." is not a domain name`},
+		{"etcdzone bad..zone", true, `"bad..zone" is not a domain name`},
+		{"etcdzone {\n mname\n}", true, `Wrong argument count`},
+		{"etcdzone {\n mname a.example.net b.example.net\n}", true, `Wrong argument count`},
+		{"etcdzone {\n rname bad..name\n}", true, `"bad..name" is not a domain name`},
+		{"etcdzone {\n ttl -1\n}", true, `ttl "-1" is not a number of seconds from 0 to 2147483647`},
+		{"etcdzone {\n refresh 0\n}", true, `refresh "0" is not a number of seconds from 1 to 2147483647`},
+		{"etcdzone {\n retry 1.5s\n}", true, `retry "1.5s" is not a number`},
+		{"etcdzone {\n expire 2147483648\n}", true, `expire "2147483648" is not a number`},
+		{"etcdzone {\n minimum\n}", true, `Wrong argument count`},
+		{"etcdzone {\n serial 1\n}", true, `unknown property "serial"`},
+		{"etcdzone {\n delegate lab.example.com\n}", true, `delegate needs a subdomain and its name servers`},
+		{"etcdzone {\n delegate lab.example.com ns1..bad\n}", true, `"ns1..bad" is not a domain name`},
+		{"etcdzone {\n delegate lab.example.com ns.example.net\n delegate lab.example.com ns.example.org\n}", true, `"lab.example.com." is delegated twice`},
+		{"etcdzone {\n glue ns1.example.com\n}", true, `glue needs a name server and its addresses`},
+		{"etcdzone {\n glue ns1.example.com 192.0.2.300\n}", true, `"192.0.2.300" is not an IPv4 or IPv6 address`},
+		{"etcdzone {\n glue ns1.example.com fe80::1%eth0\n}", true, `"fe80::1%eth0" is not an IPv4 or IPv6 address`},
+	}
+	setuptest.Run(t, "etcdzone", setup, tests)
+}
+
+func TestParseDefaults(t *testing.T) {
+	c := caddy.NewTestController("dns", "etcdzone {\n ns NS1.Example.NET\n}")
+	x, err := parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.zoneNames) != 0 {
+		t.Errorf("zones %v, want none given (the etcd plugin's)", x.zoneNames)
+	}
+	soa := x.apex.soa("example.com.", 7)
+	want := "example.com.\t3600\tIN\tSOA\tns1.example.net. hostmaster.example.com. 7 3600 600 1209600 300"
+	if soa.String() != want {
+		t.Errorf("SOA\n%s\nwant\n%s", soa, want)
+	}
+	if (&apex{}).soa("example.com.", 1).Ns != "example.com." {
+		t.Error("without ns, MNAME is the zone's name")
+	}
+}

@@ -1,0 +1,93 @@
+package etcdzone
+
+import (
+	"strings"
+
+	"github.com/miekg/dns"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+)
+
+// zone is one zone of the plugin.
+type zone struct {
+	// name is the zone's name, lower case and fully qualified.
+	name string
+	// key is the etcd key of the zone's apex ("/skydns/com/example"): the
+	// zone's records are under key + "/", and, for a record of the apex
+	// itself, at key.
+	key string
+	// fixed are the records the Corefile puts into the zone, by a source
+	// name of their own: NS records of delegations, and glue.
+	fixed map[string][]dns.RR
+	// server names the server block in logs, metrics and the serials kept
+	// across reloads.
+	server string
+
+	// Guarded by EtcdZone.mu.
+	data   *data // nil until loaded
+	serial serial
+
+	// serialMoved holds a signal while a move of the serial waits to be
+	// announced to the secondaries.
+	serialMoved chan struct{}
+}
+
+// holds reports whether the etcd key is one of z's: key itself, or below
+// it. A key that merely begins like it ("/skydns/com/example-shop") is not.
+func (z *zone) holds(key []byte) bool {
+	rest, ok := strings.CutPrefix(string(key), z.key)
+	return ok && (rest == "" || rest[0] == '/')
+}
+
+// rangeEnd is the end of the etcd key range that holds z's keys (and those
+// of its siblings that begin like it, which holds tells apart).
+func (z *zone) rangeEnd() string { return z.key + "0" } // '0' follows '/'
+
+// apply applies the put (kv) or delete of one of z's etcd keys to d.
+func (x *EtcdZone) apply(z *zone, d *data, kv *mvccpb.KeyValue, deleted bool) {
+	key := string(kv.Key)
+	if deleted {
+		d.set(key, "", nil)
+		return
+	}
+	owner, rrs, err := x.records(z, kv)
+	if err != nil {
+		log.Warningf("zone %s: %s: %v; skipped", z.name, kv.Key, err)
+		skippedKeys.WithLabelValues(z.server, z.name).Inc()
+	}
+	d.set(key, owner, rrs)
+}
+
+// moveSerial makes s z's serial, and has it announced when it moved. The
+// caller holds x.mu for writing.
+func (x *EtcdZone) moveSerial(z *zone, s serial) {
+	if s == z.serial {
+		return
+	}
+	z.serial = s
+	remember(z.server, z.name, s)
+	serialGauge.WithLabelValues(z.server, z.name).Set(float64(s.value()))
+	if z.data != nil {
+		z.data.zone.SOA = x.apex.soa(z.name, s.value())
+	}
+	z.announceSoon()
+}
+
+// announceSoon has z's serial announced to the secondaries.
+func (z *zone) announceSoon() {
+	select {
+	case z.serialMoved <- struct{}{}:
+	default: // a move is already waiting; this one goes with it
+	}
+}
+
+// inZone reports whether name is zone or below it, ignoring case.
+func inZone(name, zone string) bool {
+	n, l := len(name), len(zone)
+	switch {
+	case zone == ".":
+		return true
+	case n < l || !strings.EqualFold(name[n-l:], zone):
+		return false
+	}
+	return n == l || name[n-l-1] == '.'
+}
