@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/globaladdr/globaladdr/internal/nameserver"
 
 	"github.com/miekg/dns"
 )
@@ -70,7 +71,7 @@ func TestCorefileExamples(t *testing.T) {
 	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal))
 	upstream := startCoreDNS(t, upstreamCorefile)
 	key, keyFile := writeKey(t, dns.Fqdn(exampleDomain))
-	secondary := freeLoopbackAddr(t)
+	secondary := nameserver.FreeLoopbackAddr(t)
 	env := map[string]string{
 		"DOMAIN":        exampleDomain,
 		"GLOBAL_ADDR":   exampleGlobal,
@@ -82,8 +83,8 @@ func TestCorefileExamples(t *testing.T) {
 		"LAN_NETWORKS":  exampleInternalAddr + "/32",
 		"SECONDARY":     secondary,
 		"NS":            exampleNS,
-		"TSIG_KEY":      testKey.name,
-		"TSIG_SECRET":   testKey.secret,
+		"TSIG_KEY":      nameserver.TestKey.Name,
+		"TSIG_SECRET":   nameserver.TestKey.Secret,
 	}
 	setEnv(t, env)
 	signed := func(t *testing.T, addr string) {

@@ -13,6 +13,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/goroutines"
+	"github.com/globaladdr/globaladdr/internal/nameserver"
 	"github.com/globaladdr/globaladdr/internal/viewcheck"
 
 	"github.com/miekg/dns"
@@ -70,8 +71,8 @@ func startHiddenPrimary(t *testing.T, to ...string) (*coreDNS, *etcdtest.Server,
 	corefile := strings.NewReplacer(
 		"ETCD", etcd.Endpoint(),
 		"TO", strings.Join(to, " "),
-		"KEY", testKey.name,
-		"SECRET", testKey.secret,
+		"KEY", nameserver.TestKey.Name,
+		"SECRET", nameserver.TestKey.Secret,
 	).Replace(hiddenPrimaryCorefile)
 	return startCoreDNS(t, corefile), etcd, corefile
 }
@@ -94,10 +95,10 @@ var hiddenPrimaryPolicy = &viewcheck.Policy{Internal: viewcheck.DefaultInternal,
 // transfer from each of them holds no internal address, no hidden name and
 // no ownership record.
 func TestHiddenPrimarySecondaries(t *testing.T) {
-	bindAddr, nsdAddr, knotAddr := freeLoopbackAddr(t), freeLoopbackAddr(t), freeLoopbackAddr(t)
+	bindAddr, nsdAddr, knotAddr := nameserver.FreeLoopbackAddr(t), nameserver.FreeLoopbackAddr(t), nameserver.FreeLoopbackAddr(t)
 	primary, etcd, _ := startHiddenPrimary(t, bindAddr, nsdAddr, knotAddr)
-	ref := primaryRef{zone: "example.com.", addr: primary.Addr("primary"), key: testKey}
-	secondaries := []*secondary{startBIND(t, bindAddr, ref), startNSD(t, nsdAddr, ref), startKnot(t, knotAddr, ref)}
+	ref := nameserver.Primary{Zone: "example.com.", Addr: primary.Addr("primary"), Key: nameserver.TestKey}
+	secondaries := []*nameserver.Server{nameserver.StartBIND(t, bindAddr, ref), nameserver.StartNSD(t, nsdAddr, ref), nameserver.StartKnot(t, knotAddr, ref)}
 
 	// within is how long a change may take to reach a secondary: NOTIFY
 	// goes out within a second, then the secondary asks for the SOA and
@@ -106,8 +107,8 @@ func TestHiddenPrimarySecondaries(t *testing.T) {
 	expect := func(what, name string, qtype uint16, want ...string) {
 		t.Helper()
 		for _, s := range secondaries {
-			eventually(t, within, s.name+": "+what, func() error {
-				return answers(s.addr, name, qtype, want)
+			eventually(t, within, s.Name+": "+what, func() error {
+				return answers(s.Addr, name, qtype, want)
 			})
 		}
 	}
@@ -154,19 +155,19 @@ func answers(addr, name string, qtype uint16, want []string) error {
 
 // checkCopies transfers each secondary's copy of the zone, and fails t if it
 // shows what the external view must not, or lacks one of names.
-func checkCopies(t *testing.T, secondaries []*secondary, names ...string) {
+func checkCopies(t *testing.T, secondaries []*nameserver.Server, names ...string) {
 	t.Helper()
 	for _, s := range secondaries {
 		owners := map[string]bool{}
-		for _, rr := range axfr(t, s.addr, "example.com.", nil) {
+		for _, rr := range nameserver.AXFR(t, s.Addr, "example.com.", nil) {
 			if err := hiddenPrimaryPolicy.CheckRR(rr); err != nil {
-				t.Errorf("%s's copy: %v", s.name, err)
+				t.Errorf("%s's copy: %v", s.Name, err)
 			}
 			owners[strings.ToLower(rr.Header().Name)] = true
 		}
 		for _, name := range names {
 			if !owners[name] {
-				t.Errorf("%s's copy lacks %s", s.name, name)
+				t.Errorf("%s's copy lacks %s", s.Name, name)
 			}
 		}
 	}
@@ -242,11 +243,11 @@ func TestHiddenPrimaryTransfer(t *testing.T) {
 	primary, _, _ := startHiddenPrimary(t, "*")
 	addr := primary.Addr("primary")
 
-	if rrs, err := tryAXFR(addr, "example.com.", nil); err == nil {
+	if rrs, err := nameserver.TryAXFR(addr, "example.com.", nil); err == nil {
 		t.Errorf("an unsigned AXFR got %d records", len(rrs))
 	}
 
-	rrs := axfr(t, addr, "example.com.", &testKey)
+	rrs := nameserver.AXFR(t, addr, "example.com.", &nameserver.TestKey)
 	if len(rrs) < 2 || rrs[0].Header().Rrtype != dns.TypeSOA || rrs[len(rrs)-1].Header().Rrtype != dns.TypeSOA {
 		t.Fatalf("a transfer begins and ends with the SOA:\n%v", rrs)
 	}
@@ -311,8 +312,8 @@ func ixfr(t *testing.T, addr string, soa *dns.SOA) *dns.Msg {
 	t.Helper()
 	m := new(dns.Msg)
 	m.SetIxfr(soa.Hdr.Name, soa.Serial, soa.Ns, soa.Mbox)
-	m.SetTsig(testKey.name, dns.HmacSHA256, 300, time.Now().Unix())
-	c := &dns.Client{Net: "tcp", Timeout: 5 * time.Second, TsigSecret: map[string]string{testKey.name: testKey.secret}}
+	m.SetTsig(nameserver.TestKey.Name, dns.HmacSHA256, 300, time.Now().Unix())
+	c := &dns.Client{Net: "tcp", Timeout: 5 * time.Second, TsigSecret: map[string]string{nameserver.TestKey.Name: nameserver.TestKey.Secret}}
 	r, _, err := c.Exchange(m, addr)
 	if err != nil {
 		t.Fatalf("IXFR: %v", err)
@@ -339,14 +340,14 @@ func checkHiddenPrimary(secondary string) func(t *testing.T, addr string) {
 	return func(t *testing.T, addr string) {
 		checkExternal(t, addr)
 		zone := dns.Fqdn(exampleDomain)
-		if rrs, err := tryAXFR(addr, zone, nil); err == nil {
+		if rrs, err := nameserver.TryAXFR(addr, zone, nil); err == nil {
 			t.Errorf("an unsigned AXFR got %d records", len(rrs))
 		}
-		bind := startBIND(t, secondary, primaryRef{zone: zone, addr: addr, key: testKey})
+		bind := nameserver.StartBIND(t, secondary, nameserver.Primary{Zone: zone, Addr: addr, Key: nameserver.TestKey})
 		eventually(t, 10*time.Second, "BIND's first transfer", func() error {
-			return answers(bind.addr, "app."+zone, dns.TypeA, []string{exampleGlobal})
+			return answers(bind.Addr, "app."+zone, dns.TypeA, []string{exampleGlobal})
 		})
-		if got := soaSerial(t, bind.addr, zone); got != soaSerial(t, addr, zone) {
+		if got := soaSerial(t, bind.Addr, zone); got != soaSerial(t, addr, zone) {
 			t.Errorf("BIND serves serial %d, the primary another", got)
 		}
 	}
@@ -490,7 +491,7 @@ func TestHiddenPrimaryLargeSignedTransfer(t *testing.T) {
 	eventually(t, 10*time.Second, "the last host", func() error {
 		return answers(primary.Addr("primary"), last, dns.TypeA, []string{"203.0.113.10"})
 	})
-	rrs := axfr(t, primary.Addr("primary"), "example.com.", &testKey)
+	rrs := nameserver.AXFR(t, primary.Addr("primary"), "example.com.", &nameserver.TestKey)
 	n := 0
 	for _, rr := range rrs {
 		if err := hiddenPrimaryPolicy.CheckRR(rr); err != nil {
@@ -502,5 +503,35 @@ func TestHiddenPrimaryLargeSignedTransfer(t *testing.T) {
 	}
 	if n != hosts {
 		t.Errorf("%d hosts transferred, want %d", n, hosts)
+	}
+}
+
+// soaSerial returns the serial of zone's SOA record at addr.
+func soaSerial(t *testing.T, addr, zone string) uint32 {
+	t.Helper()
+	r := query(t, "udp", addr, zone, dns.TypeSOA)
+	for _, rr := range r.Answer {
+		if soa, ok := rr.(*dns.SOA); ok {
+			return soa.Serial
+		}
+	}
+	t.Fatalf("no SOA for %s at %s:\n%v", zone, addr, r)
+	return 0
+}
+
+// eventually polls cond every 100 ms until it returns nil, and fails t with
+// its last error when that takes longer than within.
+func eventually(t *testing.T, within time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v: %v", what, within, err)
+		}
+		time.Sleep(100 * time.Millisecond) // polling: the condition's deadline is the assertion
 	}
 }

@@ -26,6 +26,9 @@ type data struct {
 	owners map[string][]*source
 	// count is the number of records in the zone's tree.
 	count int
+	// withholds, when not nil, tells the records that the view the zone
+	// serves never shows (see view): they are left out of the tree.
+	withholds func(dns.RR) bool
 }
 
 // source is one etcd key's (or one Corefile line's) share of the zone.
@@ -35,8 +38,9 @@ type source struct {
 }
 
 // newData returns the data of the zone called name with only the apex
-// records soa and ns.
-func newData(name string, soa *dns.SOA, ns []dns.RR) *data {
+// records soa and ns, leaving out of it the records withholds tells (nil:
+// none).
+func newData(name string, soa *dns.SOA, ns []dns.RR, withholds func(dns.RR) bool) *data {
 	z := file.NewZone(name, "")
 	z.SOA = soa
 	z.NS = ns
@@ -47,7 +51,7 @@ func newData(name string, soa *dns.SOA, ns []dns.RR) *data {
 	// the lookup answers the apex's SOA from the apex records) makes the
 	// apex exist.
 	z.Tree.Insert(&dns.SOA{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeSOA, Class: dns.ClassINET}, Ns: soa.Ns, Mbox: soa.Mbox})
-	return &data{zone: z, sources: map[string]*source{}, owners: map[string][]*source{}}
+	return &data{zone: z, sources: map[string]*source{}, owners: map[string][]*source{}, withholds: withholds}
 }
 
 // set makes rrs, all at owner, the records of the source called key,
@@ -85,7 +89,8 @@ func (d *data) rebuild(owner string, types []uint16) {
 		var set []dns.RR
 		for _, s := range d.owners[owner] {
 			for _, rr := range s.rrs {
-				if rr.Header().Rrtype == t && !slices.ContainsFunc(set, func(o dns.RR) bool { return dns.IsDuplicate(o, rr) }) {
+				if rr.Header().Rrtype == t && !slices.ContainsFunc(set, func(o dns.RR) bool { return dns.IsDuplicate(o, rr) }) &&
+					(d.withholds == nil || !d.withholds(rr)) {
 					set = append(set, rr)
 				}
 			}
@@ -97,6 +102,25 @@ func (d *data) rebuild(owner string, types []uint16) {
 			d.zone.Tree.Insert(rr)
 		}
 		d.count += len(set)
+	}
+}
+
+// rejudge asks withholds again about every address record: whether the view
+// shows one may change with its global addresses.
+func (d *data) rejudge() {
+	if d.withholds == nil {
+		return
+	}
+	for owner, sources := range d.owners {
+		var types []uint16
+		for _, s := range sources {
+			for _, rr := range s.rrs {
+				if t := rr.Header().Rrtype; (t == dns.TypeA || t == dns.TypeAAAA) && !slices.Contains(types, t) {
+					types = append(types, t)
+				}
+			}
+		}
+		d.rebuild(owner, types)
 	}
 }
 

@@ -39,10 +39,11 @@ type EtcdZone struct {
 	// start-up errors.
 	where string
 
-	// Set at start-up: the block's etcd plugin, its transfer plugin (nil
-	// when it has none) and the zones.
+	// Set at start-up: the block's etcd plugin, its transfer plugin and
+	// its view (each nil when the block has none), and the zones.
 	etcd  *etcd.Etcd
 	xfr   *transfer.Transfer
+	view  view
 	zones []*zone
 	// stop ends the zones' goroutines; nil before start.
 	stop func()
@@ -52,6 +53,21 @@ type EtcdZone struct {
 	// One lock for all zones, so that a CNAME from one zone into another
 	// is followed under the lock already held.
 	mu sync.RWMutex
+}
+
+// view is what etcdzone asks of the plugin that makes the external view of
+// its block, globaladdr. A record the view never shows, whatever the
+// question (a hidden name, an ownership record, an internal address without
+// a global one of its family), is left out of the zone, so that the view
+// answers as a secondary holding its transfer does: a name whose records are
+// all withheld does not exist, and a wildcard covers it.
+type view interface {
+	// Withholds reports whether the view never shows rr.
+	Withholds(rr dns.RR) bool
+	// Subscribe registers f to be called, at once, each time the view's
+	// global addresses change, and with them what Withholds says; the
+	// returned function removes it.
+	Subscribe(f func()) (unsubscribe func())
 }
 
 // Name implements plugin.Handler.

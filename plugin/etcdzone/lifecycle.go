@@ -14,8 +14,6 @@ import (
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/transfer"
 
-	"github.com/globaladdr/globaladdr/plugin/globaladdr"
-
 	"github.com/miekg/dns"
 )
 
@@ -46,9 +44,13 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup
-	var unsubscribe func()
-	if g, ok := cfg.Handler("globaladdr").(*globaladdr.GlobalAddr); ok {
-		unsubscribe = g.Subscribe(func() { x.addressesChanged() })
+	unsubscribe := func() {}
+	if x.view, _ = cfg.Handler("globaladdr").(view); x.view != nil {
+		unsubscribe = x.view.Subscribe(func() {
+			for _, z := range zones {
+				signal(z.rejudge)
+			}
+		})
 	}
 	x.mu.Lock()
 	x.zones = zones
@@ -62,9 +64,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		}
 	}
 	x.stop = func() {
-		if unsubscribe != nil {
-			unsubscribe()
-		}
+		unsubscribe()
 		cancel()
 		done.Wait()
 	}
@@ -90,22 +90,13 @@ func (x *EtcdZone) newZones(server string) ([]*zone, error) {
 			server:      server,
 			fixed:       map[string][]dns.RR{},
 			serialMoved: make(chan struct{}, 1),
+			rejudge:     make(chan struct{}, 1),
 		})
 	}
 	if err := x.placeFixed(zones); err != nil {
 		return nil, err
 	}
 	return zones, nil
-}
-
-// addressesChanged moves the serial of every zone for new global addresses,
-// a change of the external view that etcd's zone does not hold.
-func (x *EtcdZone) addressesChanged() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, z := range x.zones {
-		x.moveSerial(z, z.serial.bumped())
-	}
 }
 
 // waitLoaded waits until every zone is loaded, or for d.

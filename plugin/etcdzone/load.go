@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/miekg/dns"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -56,7 +57,11 @@ func (x *EtcdZone) read(ctx context.Context, z *zone, key string, rev int64) (*c
 // newData returns the data of z before any key: the apex records and those
 // the Corefile adds.
 func (x *EtcdZone) newData(z *zone) *data {
-	d := newData(z.name, x.apex.soa(z.name, z.serial.value()), x.apex.nsSet(z.name, x.apex.ns))
+	var withholds func(dns.RR) bool
+	if x.view != nil {
+		withholds = x.view.Withholds
+	}
+	d := newData(z.name, x.apex.soa(z.name, z.serial.value()), x.apex.nsSet(z.name, x.apex.ns), withholds)
 	d.zone.Upstream = chaser{x}
 	for name, rrs := range z.fixed {
 		d.set(name, rrs[0].Header().Name, rrs)

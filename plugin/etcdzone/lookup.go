@@ -27,11 +27,14 @@ func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *zone) *
 	m.Answer, m.Ns, m.Extra, result = z.data.zone.Lookup(ctx, state, state.Name())
 	switch result {
 	case file.Success:
-		// An answer carries no NS set in Authority, as Knot's and BIND's
-		// answers to resolvers don't: it only makes answers larger.
-		m.Ns = nil
-		if endsInNoData(m.Answer, state.QType()) {
-			// The CNAMEs lead to a name of the zone without records of
+		if len(m.Answer) > 0 {
+			// An answer carries no NS set in Authority, as Knot's and
+			// BIND's answers to resolvers don't: it only makes answers
+			// larger.
+			m.Ns = nil
+		}
+		if x.endsInNoData(m.Answer, state.QType()) {
+			// The CNAMEs lead to a name of the zones without records of
 			// the type: NODATA, with the SOA for negative caching (RFC
 			// 2308, 2.2).
 			m.Ns = []dns.RR{z.data.zone.SOA}
@@ -49,8 +52,8 @@ func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *zone) *
 }
 
 // endsInNoData reports whether answer, an answer to a query of qtype, is a
-// chain of CNAMEs alone.
-func endsInNoData(answer []dns.RR, qtype uint16) bool {
+// chain of CNAMEs alone, to a name in x's zones.
+func (x *EtcdZone) endsInNoData(answer []dns.RR, qtype uint16) bool {
 	if len(answer) == 0 || qtype == dns.TypeCNAME || qtype == dns.TypeANY {
 		return false
 	}
@@ -59,7 +62,7 @@ func endsInNoData(answer []dns.RR, qtype uint16) bool {
 			return false
 		}
 	}
-	return true
+	return x.zoneOf(answer[len(answer)-1].(*dns.CNAME).Target) != nil
 }
 
 // chaser is the Upstream of the zones' lookups: where a CNAME leads out of

@@ -8,9 +8,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// retry is how long the loading or the watch of a zone waits before it
-// starts again after a failure.
-const retry = time.Second
+const (
+	// retry is how long the loading or the watch of a zone waits before
+	// it starts again after a failure.
+	retry = time.Second
+	// progressEvery is how often a watch that catches up with a load asks
+	// etcd whether it has delivered everything up to the load's revision.
+	progressEvery = 50 * time.Millisecond
+)
 
 // errStale ends a watch that can no longer bring z up to date: etcd
 // compacted the revisions it had not seen yet.
@@ -43,8 +48,7 @@ func (x *EtcdZone) follow(ctx context.Context, z *zone) {
 			log.Infof("zone %s: reading etcd again", z.name)
 			failed = ""
 		}
-		x.install(z, d, written)
-		w := &watch{x: x, z: z, next: written + 1, loaded: rev}
+		w := &watch{x: x, z: z, next: written + 1, loaded: rev, pending: d, written: written}
 		for err = w.run(ctx, &failed); err != nil && !errors.Is(err, errStale); err = w.run(ctx, &failed) {
 			fail("watching", err)
 			if !sleep(ctx, retry) {
@@ -58,14 +62,144 @@ func (x *EtcdZone) follow(ctx context.Context, z *zone) {
 	}
 }
 
-// install makes d z's data, loaded from etcd whose last change to z's keys
-// was at revision written. The first load's serial goes on from that of
-// the instance before a reload of the Corefile, if any.
-func (x *EtcdZone) install(z *zone, d *data, written int64) {
+// watch is one zone's watch of its etcd keys, from revision next on, after
+// a load at revision loaded. Until it has seen every revision up to loaded,
+// the load's data is pending: the events up to loaded (deletions after the
+// last write to the zone's keys) only tell the revision of the zone's last
+// change, written, which makes the serial. Then the data is installed, and
+// the watch applies each change to it.
+type watch struct {
+	x      *EtcdZone
+	z      *zone
+	next   int64
+	loaded int64
+
+	pending *data // nil once installed
+	written int64
+}
+
+// run watches until the watch ends, and returns why. *failed, the failure
+// last logged, is cleared once etcd answers again.
+func (w *watch) run(ctx context.Context, failed *string) error {
+	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	for {
+		c, err := w.events(ctx, failed)
+		switch {
+		case err != nil || ctx.Err() != nil:
+			return err
+		case c > w.loaded+1:
+			return errStale
+		}
+		// Only revisions the load holds were compacted: the last change
+		// among them is not known, so it is taken to be the last one
+		// compacted, which is never too early.
+		log.Infof("zone %s: revisions before %d compacted; watching from there", w.z.name, c)
+		w.next = c
+		w.changed(c-1, nil)
+	}
+}
+
+// events applies what one watch delivers, from revision w.next on, until it
+// ends, and asks the view again about the zone's records when its global
+// addresses change. It returns etcd's compaction revision when w.next was
+// compacted, or why else the watch ended.
+func (w *watch) events(ctx context.Context, failed *string) (compacted int64, err error) {
+	z := w.z
+	if w.pending != nil && w.next > w.loaded {
+		w.install() // the load's revision is that of the zone's last change
+	}
+	wch := w.x.etcd.Client.Watch(ctx, z.key, clientv3.WithRange(z.rangeEnd()), clientv3.WithRev(w.next))
+	progress := time.NewTicker(progressEvery)
+	defer progress.Stop()
+	for {
+		select {
+		case <-progress.C:
+			// etcd reports progress only once the watch has caught up; an
+			// error here is as good as no report: asked again next time.
+			if w.pending != nil {
+				_ = w.x.etcd.Client.RequestProgress(ctx)
+			}
+		case <-z.rejudge:
+			if w.pending != nil {
+				w.pending.rejudge()
+			}
+			w.x.rejudge(z)
+		case resp, ok := <-wch:
+			switch {
+			case !ok && ctx.Err() != nil:
+				return 0, nil
+			case !ok:
+				return 0, errors.New("the watch ended")
+			case resp.CompactRevision != 0:
+				return resp.CompactRevision, nil
+			case resp.Err() != nil:
+				return 0, resp.Err()
+			}
+			if *failed != "" {
+				log.Infof("zone %s: watching etcd again", z.name)
+				*failed = ""
+			}
+			if len(resp.Events) > 0 {
+				w.next = resp.Events[len(resp.Events)-1].Kv.ModRevision + 1
+			}
+			w.changed(0, resp.Events)
+			if resp.IsProgressNotify() && resp.Header.Revision >= w.loaded {
+				w.install()
+			}
+		}
+	}
+}
+
+// changed takes the events of a watch response: it applies those after
+// w.loaded to the zone's data, and moves the zone's last change to the
+// revision of the last that concerns the zone, or to rev when there are
+// none. It installs the pending data once the events reach the load.
+func (w *watch) changed(rev int64, events []*clientv3.Event) {
+	x, z := w.x, w.z
+	for _, ev := range events {
+		if z.holds(ev.Kv.Key) {
+			rev = max(rev, ev.Kv.ModRevision)
+		}
+	}
+	if w.pending != nil {
+		// Only this goroutine knows of the pending data: no lock.
+		w.apply(w.pending, events)
+		w.written = max(w.written, rev)
+		if w.next > w.loaded {
+			w.install()
+		}
+		return
+	}
+	if rev == 0 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	w.apply(z.data, events)
+	x.moveSerial(z, z.serial.at(rev))
+	records.WithLabelValues(z.server, z.name).Set(float64(z.data.count))
+}
+
+// apply applies to d the events of the zone's keys after w.loaded.
+func (w *watch) apply(d *data, events []*clientv3.Event) {
+	for _, ev := range events {
+		if ev.Kv.ModRevision > w.loaded && w.z.holds(ev.Kv.Key) {
+			w.x.apply(w.z, d, ev.Kv, ev.Type == clientv3.EventTypeDelete)
+		}
+	}
+}
+
+// install makes the pending data the zone's, with the serial of the zone's
+// last change. The first data's serial goes on from that of the instance
+// before a reload of the Corefile, if any.
+func (w *watch) install() {
+	x, z, d := w.x, w.z, w.pending
+	w.pending = nil
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	first := z.data == nil
-	s := z.serial.at(written)
+	s := z.serial.at(w.written)
 	if first {
 		s = reloaded(z.server, z.name, s)
 	}
@@ -79,87 +213,6 @@ func (x *EtcdZone) install(z *zone, d *data, written int64) {
 		loaded.WithLabelValues(z.server, z.name).Set(1)
 		log.Infof("zone %s loaded: %d records, serial %d", z.name, d.count, z.serial.value())
 	}
-}
-
-// watch is one zone's watch of its etcd keys, from revision next on. The
-// zone's data holds every change up to revision loaded; the events up to it
-// are seen only for the revision of the zone's last change (a key deleted
-// after the last write).
-type watch struct {
-	x      *EtcdZone
-	z      *zone
-	next   int64
-	loaded int64
-}
-
-// run watches until the watch ends, and returns why. *failed, the failure
-// last logged, is cleared once etcd answers again.
-func (w *watch) run(ctx context.Context, failed *string) error {
-	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	defer cancel()
-	z := w.z
-	for {
-		c, err := w.events(ctx, failed)
-		switch {
-		case err != nil || ctx.Err() != nil:
-			return err
-		case c > w.loaded+1:
-			return errStale
-		}
-		// Only revisions the data holds were compacted: the last change
-		// among them is not known, so it is taken to be the last one
-		// compacted, which is never too early.
-		log.Infof("zone %s: revisions up to %d compacted; watching from there", z.name, c)
-		w.changed(c-1, nil)
-		w.next = c
-	}
-}
-
-// events applies what one watch delivers, from revision w.next on, until it
-// ends. It returns etcd's compaction revision when w.next was compacted, or
-// why else the watch ended.
-func (w *watch) events(ctx context.Context, failed *string) (compacted int64, err error) {
-	z := w.z
-	for resp := range w.x.etcd.Client.Watch(ctx, z.key, clientv3.WithRange(z.rangeEnd()), clientv3.WithRev(w.next)) {
-		if resp.CompactRevision != 0 {
-			return resp.CompactRevision, nil
-		}
-		if err := resp.Err(); err != nil {
-			return 0, err
-		}
-		if *failed != "" {
-			log.Infof("zone %s: watching etcd again", z.name)
-			*failed = ""
-		}
-		if len(resp.Events) > 0 {
-			w.changed(0, resp.Events)
-			w.next = resp.Events[len(resp.Events)-1].Kv.ModRevision + 1
-		}
-	}
-	if ctx.Err() != nil {
-		return 0, nil
-	}
-	return 0, errors.New("the watch ended")
-}
-
-// changed applies the events after w.loaded to the zone's data, and moves
-// the serial to the revision of the last of them that concerns the zone, or
-// to rev when there are none.
-func (w *watch) changed(rev int64, events []*clientv3.Event) {
-	x, z := w.x, w.z
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, ev := range events {
-		if !z.holds(ev.Kv.Key) {
-			continue
-		}
-		if ev.Kv.ModRevision > w.loaded {
-			x.apply(z, z.data, ev.Kv, ev.Type == clientv3.EventTypeDelete)
-		}
-		rev = max(rev, ev.Kv.ModRevision)
-	}
-	x.moveSerial(z, z.serial.at(rev))
-	records.WithLabelValues(z.server, z.name).Set(float64(z.data.count))
 }
 
 // sleep waits for d, and reports whether ctx is still live.

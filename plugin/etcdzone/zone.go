@@ -29,6 +29,9 @@ type zone struct {
 	// serialMoved holds a signal while a move of the serial waits to be
 	// announced to the secondaries.
 	serialMoved chan struct{}
+	// rejudge holds a signal while the view's global addresses changed and
+	// the zone's records wait to be judged again (see view).
+	rejudge chan struct{}
 }
 
 // holds reports whether the etcd key is one of z's: key itself, or below
@@ -73,11 +76,29 @@ func (x *EtcdZone) moveSerial(z *zone, s serial) {
 }
 
 // announceSoon has z's serial announced to the secondaries.
-func (z *zone) announceSoon() {
+func (z *zone) announceSoon() { signal(z.serialMoved) }
+
+// signal puts a signal into ch, a channel of capacity 1, unless one waits
+// there already: the waiting one stands for both.
+func signal(ch chan struct{}) {
 	select {
-	case z.serialMoved <- struct{}{}:
-	default: // a move is already waiting; this one goes with it
+	case ch <- struct{}{}:
+	default:
 	}
+}
+
+// rejudge asks the view again about z's address records, after a change of
+// its global addresses, and counts that as a change of the zone: one that
+// etcd does not hold.
+func (x *EtcdZone) rejudge(z *zone) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if z.data == nil {
+		return
+	}
+	z.data.rejudge()
+	records.WithLabelValues(z.server, z.name).Set(float64(z.data.count))
+	x.moveSerial(z, z.serial.bumped())
 }
 
 // inZone reports whether name is zone or below it, ignoring case.

@@ -1,0 +1,195 @@
+// Package nameserver runs the name servers of Debian's packages (BIND 9, NSD,
+// Knot) on loopback for the tests: as secondaries of a zone served by the
+// CoreDNS under test, with their files in a test's temporary directory, and
+// stopped when the test ends. It also transfers zones from any of them. It is
+// for tests only: nothing of the product imports it.
+package nameserver
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/globaladdr/globaladdr/internal/prereq"
+
+	"github.com/miekg/dns"
+)
+
+// Key is a TSIG key (hmac-sha256) shared by a primary and its secondaries.
+type Key struct {
+	Name   string // fully qualified
+	Secret string // base64
+}
+
+// TestKey is the key the tests use.
+var TestKey = Key{Name: "transfer.example.com.", Secret: "Y2lAUHa6tPH4+aaV8JQGcmlrTN9zBN9P7/TxTSKGLOk="}
+
+// Server is a name server from a Debian package (BIND, NSD, Knot), running
+// as a secondary of one zone on a loopback port, with its data in a test's
+// temporary directory.
+type Server struct {
+	Name string // "BIND", "NSD" or "Knot"
+	Addr string // host:port it answers on
+	out  *output
+}
+
+// Output returns what the server printed so far, for the message of a
+// failing test.
+func (s *Server) Output() string { return s.out.String() }
+
+// Primary is where a secondary transfers its zone from.
+type Primary struct {
+	Zone string // fully qualified
+	Addr string // host:port of the primary
+	Key  Key
+}
+
+// StartBIND starts BIND 9's named on addr (from FreeLoopbackAddr) as a
+// secondary of p.Zone, transferring from p.Addr with p.Key, notified by p,
+// and letting anyone transfer its copy (so the test can read it). It stops
+// when t ends.
+func StartBIND(t testing.TB, addr string, p Primary) *Server {
+	t.Helper()
+	named := prereq.Program(t, "named", "bind9")
+	dir, host, port, phost, pport := secondaryPlaces(t, addr, p)
+	conf := fmt.Sprintf(`options {
+	directory %[1]q;
+	pid-file %[9]q;
+	session-keyfile none;
+	listen-on port %[3]s { %[2]s; };
+	listen-on-v6 { none; };
+	recursion no;
+	notify no;
+	dnssec-validation no;
+	allow-transfer { any; };
+	transfer-source %[2]s;
+};
+controls { };
+key %[6]q {
+	algorithm hmac-sha256;
+	secret %[7]q;
+};
+zone %[8]q {
+	type secondary;
+	primaries { %[4]s port %[5]s key %[6]q; };
+	file "zone.db";
+};
+`, dir, host, port, phost, pport, p.Key.Name, p.Key.Secret, p.Zone, filepath.Join(dir, "named.pid"))
+	writeFile(t, filepath.Join(dir, "named.conf"), conf)
+	s := &Server{Name: "BIND", Addr: addr}
+	s.out = run(t, named, "-g", "-n", "1", "-c", filepath.Join(dir, "named.conf"))
+	waitAnswering(t, s)
+	return s
+}
+
+// StartNSD starts NSD on addr as a secondary of p, as StartBIND starts BIND.
+func StartNSD(t testing.TB, addr string, p Primary) *Server {
+	t.Helper()
+	nsd := prereq.Program(t, "nsd", "nsd")
+	dir, host, port, phost, pport := secondaryPlaces(t, addr, p)
+	conf := fmt.Sprintf(`server:
+	ip-address: %[2]s
+	port: %[3]s
+	server-count: 1
+	username: ""
+	chroot: ""
+	zonesdir: %[1]q
+	database: ""
+	pidfile: %[9]q
+	xfrdfile: %[10]q
+	xfrdir: %[1]q
+	zonelistfile: %[11]q
+	verbosity: 2
+	hide-version: yes
+remote-control:
+	control-enable: no
+key:
+	name: %[6]q
+	algorithm: hmac-sha256
+	secret: %[7]q
+zone:
+	name: %[8]q
+	zonefile: "zone.db"
+	allow-notify: %[4]s NOKEY
+	request-xfr: %[4]s@%[5]s %[6]s
+	outgoing-interface: %[2]s
+	provide-xfr: 0.0.0.0/0 NOKEY
+`, dir, host, port, phost, pport, p.Key.Name, p.Key.Secret, p.Zone,
+		filepath.Join(dir, "nsd.pid"), filepath.Join(dir, "xfrd.state"), filepath.Join(dir, "zone.list"))
+	writeFile(t, filepath.Join(dir, "nsd.conf"), conf)
+	s := &Server{Name: "NSD", Addr: addr}
+	s.out = run(t, nsd, "-d", "-c", filepath.Join(dir, "nsd.conf"))
+	waitAnswering(t, s)
+	return s
+}
+
+// StartKnot starts Knot DNS on addr as a secondary of p, as StartBIND
+// starts BIND.
+func StartKnot(t testing.TB, addr string, p Primary) *Server {
+	t.Helper()
+	knotd := prereq.Program(t, "knotd", "knot")
+	dir, host, port, phost, pport := secondaryPlaces(t, addr, p)
+	conf := fmt.Sprintf(`server:
+    rundir: %[1]q
+    listen: %[2]s@%[3]s
+database:
+    storage: %[1]q
+log:
+  - target: stderr
+    any: info
+key:
+  - id: %[6]s
+    algorithm: hmac-sha256
+    secret: %[7]s
+remote:
+  - id: primary
+    address: %[4]s@%[5]s
+    via: %[2]s
+    key: %[6]s
+acl:
+  - id: notify
+    address: %[4]s
+    action: notify
+  - id: transfer
+    address: 127.0.0.0/8
+    action: transfer
+zone:
+  - domain: %[8]s
+    master: primary
+    acl: [notify, transfer]
+    file: %[9]q
+`, dir, host, port, phost, pport, p.Key.Name, p.Key.Secret, p.Zone, filepath.Join(dir, "zone.db"))
+	writeFile(t, filepath.Join(dir, "knot.conf"), conf)
+	s := &Server{Name: "Knot", Addr: addr}
+	s.out = run(t, knotd, "-c", filepath.Join(dir, "knot.conf"))
+	waitAnswering(t, s)
+	return s
+}
+
+// secondaryPlaces returns a directory for a secondary's files, the host and
+// port of its addr, and those of its primary.
+func secondaryPlaces(t testing.TB, addr string, p Primary) (dir, host, port, phost, pport string) {
+	host, port, _ = net.SplitHostPort(addr)
+	phost, pport, _ = net.SplitHostPort(p.Addr)
+	return t.TempDir(), host, port, phost, pport
+}
+
+// waitAnswering waits until s answers queries, whatever it answers.
+func waitAnswering(t testing.TB, s *Server) {
+	t.Helper()
+	c := &dns.Client{Timeout: 200 * time.Millisecond}
+	m := new(dns.Msg)
+	m.SetQuestion(".", dns.TypeSOA)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if _, _, err := c.Exchange(m, s.Addr); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not answer on %s:\n%s", s.Name, s.Addr, s.out)
+		}
+		time.Sleep(50 * time.Millisecond) // polling: the server starts on its own time
+	}
+}

@@ -1,0 +1,94 @@
+package oracle
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coredns/coredns/plugin/etcd/msg"
+	"github.com/miekg/dns"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/globaladdr/globaladdr/internal/corednstest"
+	"github.com/globaladdr/globaladdr/internal/nameserver"
+)
+
+// viewCorefile is the external view the differential tests hold against
+// BIND: globaladdr with a hidden subtree and a map, above etcdzone with a
+// delegation whose glue is an internal address, transferable with TSIG to
+// BIND. ETCD stands for etcd's endpoint, BIND for BIND's address, KEY and
+// SECRET for the TSIG key.
+const viewCorefile = `example.com:{port:view} {
+	tsig {
+		secret KEY SECRET
+		require AXFR IXFR
+	}
+	globaladdr 203.0.113.10 2001:db8::10 {
+		ttl 900
+		hide lan.example.com db.internal.example.com
+		map 192.168.1.0/24 198.51.100.0/24
+	}
+	etcdzone {
+		ns ns1.example.net ns2.example.net
+		delegate lab.example.com ns1.lab.example.com ns2.example.net
+		glue ns1.lab.example.com 192.168.0.53
+	}
+	transfer {
+		to BIND
+	}
+	etcd example.com {
+		endpoint ETCD
+	}
+}
+`
+
+// CheckView starts the external view of example.com from the etcd at
+// endpoint, with a hidden subtree (lan.example.com, and
+// db.internal.example.com below a name that holds nothing else), a map
+// (192.168.1.0/24 to 198.51.100.0/24) and a delegation (lab.example.com, to
+// ns1.lab.example.com with glue 192.168.0.53, and ns2.example.net), and
+// holds its answers against BIND's, as Check does, also about every name
+// etcd holds.
+func CheckView(t testing.TB, endpoint string) {
+	t.Helper()
+	bind := nameserver.FreeLoopbackAddr(t)
+	view := corednstest.Start(t, strings.NewReplacer(
+		"ETCD", endpoint,
+		"BIND", bind,
+		"KEY", nameserver.TestKey.Name,
+		"SECRET", nameserver.TestKey.Secret,
+	).Replace(viewCorefile))
+	Check(t, bind, nameserver.Primary{Zone: "example.com.", Addr: view.Addr("view"), Key: nameserver.TestKey}, etcdNames(t, endpoint))
+}
+
+// etcdNames returns the owner names of the records under /skydns in the etcd
+// at endpoint, as the etcd plugin reads them.
+func etcdNames(t testing.TB, endpoint string) []string {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := cli.Get(ctx, "/skydns/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, kv := range resp.Kvs {
+		var s msg.Service
+		if json.Unmarshal(kv.Value, &s) != nil {
+			continue
+		}
+		labels := dns.SplitDomainName(msg.Domain(string(kv.Key)))
+		if s.TargetStrip >= 0 && s.TargetStrip < len(labels) {
+			names = append(names, dns.Fqdn(strings.Join(labels[s.TargetStrip:], ".")))
+		}
+	}
+	return names
+}

@@ -1,0 +1,118 @@
+package test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/oracle"
+)
+
+// differentialZone is a zone as external-dns writes it, with what makes an
+// authoritative server's answers differ from a SkyDNS lookup: CNAMEs in a
+// chain, into the zone, out of it, to a missing name, to a wildcard's name,
+// into the delegated subdomain and into the hidden one; a wildcard; deep
+// names under empty non-terminals; the apex's own address; an address the
+// map translates; a public address; ownership records; a hidden subtree,
+// and a hidden name whose parent holds nothing else.
+var differentialZone = []externaldns.Record{
+	{Name: "example.com", Type: "A", Targets: []string{"192.168.0.50"}, Resource: "ingress/default/apex"},
+	{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51", "192.168.0.52"}, Resource: "ingress/default/app"},
+	{Name: "app.example.com", Type: "AAAA", Targets: []string{"fd00::51"}, Resource: "ingress/default/app"},
+	{Name: "www.example.com", Type: "CNAME", Targets: []string{"app.example.com"}, Resource: "ingress/default/www"},
+	{Name: "w2.example.com", Type: "CNAME", Targets: []string{"www.example.com"}},
+	{Name: "out.example.com", Type: "CNAME", Targets: []string{"shop.example.net"}},
+	{Name: "dangling.example.com", Type: "CNAME", Targets: []string{"missing.example.com"}},
+	{Name: "wc.example.com", Type: "CNAME", Targets: []string{"x.apps.example.com"}},
+	{Name: "dl.example.com", Type: "CNAME", Targets: []string{"host.lab.example.com"}},
+	{Name: "tohidden.example.com", Type: "CNAME", Targets: []string{"app.lan.example.com"}},
+	{Name: "*.apps.example.com", Type: "A", Targets: []string{"192.168.0.80"}, Resource: "ingress/default/apps"},
+	{Name: "a.b.deep.example.com", Type: "A", Targets: []string{"192.168.0.90"}},
+	{Name: "mapped.example.com", Type: "A", Targets: []string{"192.168.1.7"}},
+	{Name: "pub.example.com", Type: "A", Targets: []string{"198.51.100.80"}},
+	{Name: "info.example.com", Type: "TXT", Targets: []string{"hello", "world"}},
+	{Name: "app.lan.example.com", Type: "A", Targets: []string{"192.168.0.70"}},
+	{Name: "lan.example.com", Type: "TXT", Targets: []string{"secret"}},
+	{Name: "db.internal.example.com", Type: "A", Targets: []string{"10.0.0.5"}},
+}
+
+// TestDifferentialBIND holds the external view's answers against BIND's, on
+// BIND's copy of the view by transfer: for every name of differentialZone,
+// its ancestors, a name below it, names under the wildcard and a missing
+// name, over A, AAAA, CNAME, TXT, NS, SOA and MX, both give the same rcode,
+// AA bit, Answer records and SOA in Authority.
+func TestDifferentialBIND(t *testing.T) {
+	etcd := startEtcd(t)
+	putRecords(t, etcd, differentialZone...)
+	oracle.CheckView(t, etcd.Endpoint())
+}
+
+// TestDifferentialBINDRandom is TestDifferentialBIND on random zones, from
+// fixed seeds.
+func TestDifferentialBINDRandom(t *testing.T) {
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			etcd := startEtcd(t)
+			putRecords(t, etcd, randomZone(rand.New(rand.NewPCG(seed, 1)), 60)...)
+			oracle.CheckView(t, etcd.Endpoint())
+		})
+	}
+}
+
+// randomZone returns n records under example.com with names of one to three
+// labels from a small alphabet (so that names share ancestors), some of them
+// wildcards: internal, public and mapped addresses, TXT records, and CNAMEs
+// to names made before (no loops), to names that may not exist and out of
+// the zone. A name holds a CNAME or other records, never both.
+func randomZone(r *rand.Rand, n int) []externaldns.Record {
+	labels := []string{"a", "b", "c", "d", "*", "lan", "lab"}
+	name := func() string {
+		s := "example.com"
+		for range 1 + r.IntN(3) {
+			l := labels[r.IntN(len(labels))]
+			if l == "*" && s != "example.com" && r.IntN(2) == 0 {
+				l = "e" // a wildcard label only leftmost, mostly
+			}
+			s = l + "." + s
+		}
+		return s
+	}
+	var records []externaldns.Record
+	kinds := map[string]string{} // the kind of records at each name: "CNAME" or "data"
+	var names []string
+	for len(records) < n {
+		owner := name()
+		var rec externaldns.Record
+		switch k := r.IntN(6); {
+		case k == 0:
+			target := fmt.Sprintf("t%d.example.org", r.IntN(3))
+			if len(names) > 0 && r.IntN(3) > 0 {
+				target = names[r.IntN(len(names))]
+			} else if r.IntN(2) == 0 {
+				target = name()
+			}
+			rec = externaldns.Record{Name: owner, Type: "CNAME", Targets: []string{target}}
+		case k == 1:
+			rec = externaldns.Record{Name: owner, Type: "AAAA", Targets: []string{fmt.Sprintf("fd00::%x", r.IntN(256))}}
+		case k == 2:
+			rec = externaldns.Record{Name: owner, Type: "TXT", Targets: []string{fmt.Sprintf("t%d", r.IntN(9))}}
+		default:
+			rec = externaldns.Record{Name: owner, Type: "A", Targets: []string{[]string{"192.168.0.", "192.168.1.", "198.51.100."}[r.IntN(3)] + fmt.Sprint(1+r.IntN(250))}}
+		}
+		kind := "data"
+		if rec.Type == "CNAME" {
+			kind = "CNAME"
+		}
+		if prev, ok := kinds[owner]; (ok && (prev != kind || kind == "CNAME")) || owner == "example.com" && kind == "CNAME" {
+			continue
+		}
+		if r.IntN(3) == 0 {
+			rec.Resource = "ingress/default/" + owner
+		}
+		kinds[owner] = kind
+		names = append(names, owner)
+		records = append(records, rec)
+	}
+	return records
+}
