@@ -45,7 +45,7 @@ func labZones(ds ...string) map[string]string {
 		return fmt.Sprintf("$TTL 3600\n%s SOA a.root-servers.net. hostmaster.root-servers.net. 1 3600 600 1209600 300\n%s NS a.root-servers.net.\n", zone, zone)
 	}
 	return map[string]string{
-		".": soa(".") + "com. NS a.root-servers.net.\nnet. NS a.root-servers.net.\narpa. NS a.root-servers.net.\na.root-servers.net. A " + labRoot + "\n",
+		".":     soa(".") + "com. NS a.root-servers.net.\nnet. NS a.root-servers.net.\narpa. NS a.root-servers.net.\na.root-servers.net. A " + labRoot + "\n",
 		"arpa.": soa("arpa.") + reverse(labRoot, "a.root-servers.net.") + reverse(labNS1, "ns1.example.net.") + reverse(labNS2, "ns2.example.net."),
 		"com.": soa("com.") + "example.com. NS ns1.example.net.\nexample.com. NS ns2.example.net.\n" +
 			strings.Join(ds, "\n") + "\n",

@@ -33,8 +33,8 @@ func newTestZone(t testing.TB, records ...externaldns.Record) (*EtcdZone, *etcdt
 	t.Cleanup(s.Close)
 	put(t, s, records...)
 	x := &EtcdZone{
-		etcd: &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
-		apex: apex{ns: []string{"ns1.example.net."}, ttl: 3600, refresh: 3600, retry: 600, expire: 1209600, minimum: 300},
+		etcd:        &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
+		apex:        apex{ns: []string{"ns1.example.net."}, ttl: 3600, refresh: 3600, retry: 600, expire: 1209600, minimum: 300},
 		delegations: []delegation{{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}}},
 		glue:        []glue{{name: "ns1.lab.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}}},
 	}
