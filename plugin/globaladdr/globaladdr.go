@@ -12,6 +12,8 @@ import (
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/coredns/coredns/plugin/pkg/nonwriter"
 
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
+
 	"github.com/miekg/dns"
 )
 
@@ -26,9 +28,7 @@ type GlobalAddr struct {
 	addrs atomic.Pointer[globals]
 	// sources keeps addrs up to date from the from sources; nil when the
 	// Corefile gives the addresses.
-	sources *sources
-	// subs are told when sources changed addrs (Subscribe).
-	subs subscribers
+	sources *source.Set
 }
 
 // Name implements plugin.Handler.
