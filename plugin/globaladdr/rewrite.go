@@ -229,3 +229,17 @@ func (p *policy) dropStaleSignatures(out, rrs []dns.RR) []dns.RR {
 	}
 	return kept
 }
+
+// replace returns what the internal address a becomes: its mapping, or the
+// global addresses of its family (none: the record is dropped). A mapping's
+// address is returned in buf, which the caller may keep on its stack.
+func (p *policy) replace(a netip.Addr, g *globals, buf *[1]net.IP) ([]net.IP, error) {
+	if m := p.lookupMap(a); m != nil {
+		buf[0] = m.translate(a)
+		return buf[:], nil
+	}
+	if g == nil {
+		return nil, errNoGlobal
+	}
+	return g.family(a), nil
+}

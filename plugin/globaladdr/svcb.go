@@ -3,7 +3,6 @@ package globaladdr
 import (
 	"net"
 	"net/netip"
-	"slices"
 
 	"github.com/miekg/dns"
 )
@@ -77,17 +76,4 @@ func (p *policy) rewriteHintAddrs(ips []net.IP, v4 bool, g *globals, t *tally, t
 		}
 	}
 	return out, nil
-}
-
-// unmandate removes keys from the mandatory key of s, and the mandatory key
-// itself when it is left empty (RFC 9460 section 8).
-func unmandate(s *dns.SVCB, keys []dns.SVCBKey) {
-	s.Value = slices.DeleteFunc(s.Value, func(kv dns.SVCBKeyValue) bool {
-		m, ok := kv.(*dns.SVCBMandatory)
-		if !ok {
-			return false
-		}
-		m.Code = slices.DeleteFunc(m.Code, func(k dns.SVCBKey) bool { return slices.Contains(keys, k) })
-		return len(m.Code) == 0
-	})
 }
