@@ -1,8 +1,11 @@
 //go:build linux
 
-// Command bench measures what globaladdr costs a running CoreDNS: it starts an
-// embedded etcd holding records as external-dns writes them, and the
-// project's coredns binary with pairs of server blocks that differ only by
+// Command bench measures what globaladdr and rrl cost a running CoreDNS. It
+// measures the coredns binary that make builds, from outside, as clients
+// would: it links no plugin's code.
+//
+// It starts an embedded etcd holding records as external-dns writes them,
+// and the coredns binary with pairs of server blocks that differ only by
 // globaladdr, on three paths (etcd behind cache, etcd, file), and a pair of
 // external views behind cache that differ only by rrl (path rrl, rates that
 // limit nothing). It runs dnsperf

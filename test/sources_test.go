@@ -205,7 +205,7 @@ example.com:{port:external2} {
 	}
 	c.Stop()
 
-	if left := before.Left(sourceDeadline, "plugin/globaladdr.", "go.etcd.io/etcd/client/v3", "google.golang.org/grpc"); len(left) > 0 {
+	if left := before.Left(sourceDeadline, "plugin/globaladdr", "go.etcd.io/etcd/client/v3", "google.golang.org/grpc"); len(left) > 0 {
 		t.Fatalf("%d goroutines left after reloads and shutdown:\n\n%s", len(left), strings.Join(left, "\n\n"))
 	}
 }

@@ -1,8 +1,8 @@
 // Package corednstest runs the globaladdr build of CoreDNS (every plugin of
 // plugin.cfg, in its order) inside a test process, from a Corefile string
-// whose listeners' ports are named placeholders bound to free ports. The
-// end-to-end tests in test/ and the external-dns conformance tests in
-// test/externaldns/ use it.
+// whose listeners' ports are named placeholders bound to free ports, for the
+// end-to-end tests in test/ and the conformance tests in test/externaldns/.
+// It reaches the plugins only through the Corefile, as the binary does.
 package corednstest
 
 import (

@@ -1,6 +1,8 @@
 // Package etcdtest runs an embedded, single-member etcd server on free
-// loopback ports, for tests and for the demo. The server can be stopped and
-// restarted on the same client URL, to test what happens while etcd is down.
+// loopback ports, for tests and for the demo; it can be stopped and restarted
+// on the same client URL, to test what happens while etcd is down. It listens
+// on loopback only and keeps its data in a directory the caller discards: it
+// is no etcd to run anything on.
 package etcdtest
 
 import (

@@ -1,6 +1,8 @@
 // Package externaldns writes DNS records into etcd the way external-dns's
 // coredns provider and its TXT registry write them, so tests and the demo
-// serve exactly what a cluster would hold.
+// serve exactly what a cluster would hold. It must write nothing that
+// external-dns would not: test/externaldns/ holds it to external-dns's own
+// code.
 //
 // external-dns stores each target of a record under its own key: the record's
 // name reversed into a path below the prefix, plus one random label of 8
@@ -12,8 +14,6 @@
 // Releases before v0.18.0 also wrote the ownership text under the record's
 // own name (Legacy). A PTR record (external-dns v0.22.0 and later) is stored
 // under its reverse name itself, without a random label.
-//
-// test/externaldns/ checks this package against external-dns's own code.
 package externaldns
 
 import (

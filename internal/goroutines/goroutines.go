@@ -1,6 +1,7 @@
 // Package goroutines finds goroutines a piece of code left running, for
 // tests: Take a snapshot, run the code and stop it, then ask Left which of
-// the goroutines started since are still there.
+// the goroutines started since are still there. It only reads stacks: it
+// never stops a goroutine, nor judges one that ran before the snapshot.
 package goroutines
 
 import (

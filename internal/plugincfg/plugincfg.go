@@ -1,6 +1,7 @@
 // Package plugincfg reads plugin.cfg, the list of plugins of the globaladdr
 // build of CoreDNS, and renders the Go files that compile them in: the blank
-// imports and the directive order.
+// imports and the directive order. It decides no order of its own: plugin.cfg
+// is the one place the list is written.
 package plugincfg
 
 import (

@@ -1,7 +1,8 @@
 // Package prereq lets a test say that something it needs from outside Go
 // (a Debian package, root, a module from the proxy) is missing: on a user's
 // machine the test skips with that message, and under CI=true it fails, so
-// that a missing install step in .ci/run cannot hide behind a skip.
+// that a missing install step in .ci/run cannot hide behind a skip. It
+// installs nothing itself.
 package prereq
 
 import (

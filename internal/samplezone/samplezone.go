@@ -1,6 +1,7 @@
 // Package samplezone holds the records that the demo and the benchmarks
 // serve, as external-dns writes them, so that the measurements of
-// BENCHMARKS.md and the demo describe the same zones.
+// BENCHMARKS.md and the demo describe the same zones. It holds data only:
+// writing it into etcd or a zone file is its callers'.
 package samplezone
 
 import (

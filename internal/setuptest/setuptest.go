@@ -2,6 +2,7 @@
 // the shape of CoreDNS's own setup tests: each Corefile snippet either sets
 // the plugin up, or fails with an error that names the plugin, the file
 // (Testfile, as caddy's test controller calls it) and the expected content.
+// It knows no plugin: each test hands it the plugin's name and setup.
 package setuptest
 
 import (

@@ -1,12 +1,12 @@
 // Package viewcheck tells whether a reply of globaladdr's external view shows
 // what it must never show: an internal address, a hidden name, or an
-// external-dns ownership record. The fuzz test of the plugin and the
-// end-to-end tests judge every reply with it.
+// external-dns ownership record; the plugin's fuzz test and the end-to-end
+// tests judge every reply with it. It must share nothing with the plugin's
+// code, so that a mistake there is not repeated here.
 //
-// It is written from the specification (DESIGN.md), not from the plugin's
-// code: names are compared label by label in wire form, addresses with
-// net/netip, so that a mistake in the plugin's own comparisons is not
-// repeated here.
+// It is written from the specification (DESIGN.md): names are compared label
+// by label in wire form, addresses with net/netip, and it keeps its own table
+// of the names and addresses in record data.
 package viewcheck
 
 import (

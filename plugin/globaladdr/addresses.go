@@ -92,3 +92,13 @@ func addrOf(ip net.IP, v4 bool) (a netip.Addr, ok bool) {
 	}
 	return a, len(ip) == net.IPv6len
 }
+
+// single returns ip, a record's address, as a prefix of its full length; the
+// zero Prefix when it is malformed.
+func single(ip net.IP, v4 bool) netip.Prefix {
+	a, ok := addrOf(ip, v4)
+	if !ok {
+		return netip.Prefix{}
+	}
+	return netip.PrefixFrom(a, a.BitLen())
+}

@@ -1,7 +1,9 @@
 // Package globaladdr implements a plugin that serves the external view of a
 // split-horizon zone: it replaces the internal addresses in every answer of
 // its server block with the global address, and hides what the outside must
-// not see.
+// not see. The rewrite reads neither etcd nor files (its global addresses
+// come from the Corefile or from package source), and never changes a
+// message or a record it is handed.
 package globaladdr
 
 import (
@@ -11,6 +13,8 @@ import (
 	"github.com/coredns/coredns/plugin"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/coredns/coredns/plugin/pkg/nonwriter"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
 
 	"github.com/miekg/dns"
 )
@@ -26,9 +30,7 @@ type GlobalAddr struct {
 	addrs atomic.Pointer[globals]
 	// sources keeps addrs up to date from the from sources; nil when the
 	// Corefile gives the addresses.
-	sources *sources
-	// subs are told when sources changed addrs (Subscribe).
-	subs subscribers
+	sources *source.Set
 }
 
 // Name implements plugin.Handler.

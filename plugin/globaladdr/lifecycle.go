@@ -6,18 +6,25 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin/etcd"
 
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // start is globaladdr's OnStartup for the server block of cfg: it sets the
-// gauge of the addresses in use, and starts the from sources, if any.
+// gauge of the addresses in use, and starts the from sources, if any, which
+// put each new state of the addresses in use.
 func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	servers := serverLabels(cfg)
 	setAddressCount(servers, g.addrs.Load())
 	if g.sources == nil {
 		return nil
 	}
-	return g.sources.start(servers, etcdPluginClient(cfg))
+	return g.sources.Start(servers, etcdPluginClient(cfg), func(v source.Value) {
+		addrs := newGlobals(v.Addrs)
+		g.addrs.Store(addrs)
+		setAddressCount(servers, addrs)
+	})
 }
 
 // stop is globaladdr's OnShutdown, also run for the old instance when the
@@ -26,7 +33,20 @@ func (g *GlobalAddr) stop() error {
 	if g.sources == nil {
 		return nil
 	}
-	return g.sources.stop()
+	return g.sources.Stop()
+}
+
+// Subscribe registers f to be called each time g's global addresses change
+// because a from source delivered new ones (addresses given in the Corefile
+// never change while the server runs). f is called after the new addresses
+// are in use, on the goroutine of the source that read them, so it must
+// return at once: signal a channel, say. The returned function removes the
+// subscription; call it when the subscriber shuts down.
+func (g *GlobalAddr) Subscribe(f func()) (unsubscribe func()) {
+	if g.sources == nil {
+		return func() {}
+	}
+	return g.sources.Subscribe(func(source.Value) { f() })
 }
 
 // serverLabels returns the server label the metrics carry for each listener

@@ -34,13 +34,6 @@ var (
 		Help:      "Counter of hidden names answered NXDOMAIN and of records removed because they name a hidden name.",
 	}, []string{"server"})
 
-	sourceErrorCount = promauto.NewCounterVec(prometheus.CounterOpts{
-		Namespace: plugin.Namespace,
-		Subsystem: pluginName,
-		Name:      "source_errors_total",
-		Help:      "Counter of from sources turning unusable: unreadable, missing, or holding a value that is not a list of global addresses.",
-	}, []string{"server", "source"})
-
 	addressCount = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,

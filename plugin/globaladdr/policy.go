@@ -35,10 +35,19 @@ const (
 	dropRegistry        // an external-dns ownership record
 )
 
-// judge decides what becomes of rr. It does not allocate.
+// judge decides what becomes of rr: removed when it names a hidden name, as
+// owner or in its data; then by its type, rewritten when it holds an
+// internal address it can do without, and removed when it holds one it
+// can't, or is an ownership record. It does not allocate.
 func (p *policy) judge(rr dns.RR) action {
-	if p.hidden(rr.Header().Name) || anyName(rr, p.hidden) {
+	if p.hidden(rr.Header().Name) {
 		return dropHidden
+	}
+	var names [2]string
+	for _, name := range dataNames(rr, &names) {
+		if p.hidden(name) {
+			return dropHidden
+		}
 	}
 	switch rr := rr.(type) {
 	case *dns.A:
@@ -52,15 +61,77 @@ func (p *policy) judge(rr dns.RR) action {
 	case *dns.SVCB, *dns.HTTPS:
 		return p.judgeHints(hintsOf(rr))
 	case *dns.RFC3597:
-		return p.judgeGeneric(rr)
-	default:
-		if anyAddr(rr, p.internalData) {
+		// One of a type that miekg/dns knows, which it would have parsed,
+		// is removed: its data can't be judged field by field. One of a
+		// type it does not know holds no field to judge, and passes.
+		if _, known := dns.TypeToRR[rr.Hdr.Rrtype]; known {
 			return dropData
+		}
+	default:
+		for i := 0; ; i++ {
+			pr, ok := dataPrefix(rr, i)
+			if !ok {
+				break
+			}
+			if p.internalData(pr) {
+				return dropData
+			}
 		}
 	}
 	return keep
 }
 
+// hidden reports whether name does not exist outside: it is at or below a
+// hidden name, or it is the reverse-mapping name of an internal address.
+func (p *policy) hidden(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, h := range p.hide {
+		if below(name, h) {
+			return true
+		}
+	}
+	return p.internalReverse(name)
+}
+
+// internalReverse reports whether name is the reverse-mapping name of an
+// internal address, or lies below the reverse name of a prefix whose
+// addresses are all internal (51.0.168.192.in-addr.arpa,
+// 0.168.192.in-addr.arpa, and RFC 2317's 0/25.0.168.192.in-addr.arpa): the
+// name itself tells an internal address. It does not allocate.
+func (p *policy) internalReverse(name string) bool {
+	pr, ok := reversePrefix(name)
+	if !ok {
+		return false
+	}
+	for _, in := range p.internal {
+		if in.Bits() <= pr.Bits() && in.Contains(pr.Addr()) {
+			return true
+		}
+	}
+	for _, m := range p.maps {
+		if m.from.Bits() <= pr.Bits() && m.from.Contains(pr.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+// below reports whether name equals zone or lies below it, ignoring case.
+// Both are FQDNs; zone is lower-case.
+func below(name, zone string) bool {
+	if zone == "." {
+		return true
+	}
+	n := len(name) - len(zone)
+	if n < 0 || !strings.EqualFold(name[n:], zone) {
+		return false
+	}
+	return n == 0 || name[n-1] == '.'
+}
+
+// judgeAddr judges the address of an A (v4) or AAAA record.
 func (p *policy) judgeAddr(ip net.IP, v4 bool) action {
 	a, ok := addrOf(ip, v4)
 	switch {
@@ -70,6 +141,48 @@ func (p *policy) judgeAddr(ip net.IP, v4 bool) action {
 		return rewriteAddr
 	}
 	return keep
+}
+
+// isInternal reports whether a is internal: inside an internal range or a map
+// source. An IPv4-mapped IPv6 address is judged by its IPv4 address too.
+func (p *policy) isInternal(a netip.Addr) bool {
+	if p.lookupMap(a) != nil || containedIn(p.internal, a) {
+		return true
+	}
+	return a.Is4In6() && p.isInternal(a.Unmap())
+}
+
+// lookupMap returns the most specific mapping of a, or nil.
+func (p *policy) lookupMap(a netip.Addr) *mapping {
+	for i := range p.maps {
+		if p.maps[i].from.Contains(a) {
+			return &p.maps[i]
+		}
+	}
+	return nil
+}
+
+// containedIn reports whether one of prefixes contains a.
+func containedIn(prefixes []netip.Prefix, a netip.Addr) bool {
+	for _, pr := range prefixes {
+		if pr.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// registryPrefix starts every ownership record of external-dns's TXT registry.
+const registryPrefix = "heritage=external-dns"
+
+// isRegistry reports whether t is an external-dns ownership record. The
+// etcd plugin serves external-dns's text with its surrounding quotes, which
+// miekg/dns keeps escaped (\") in a record read from the wire.
+func isRegistry(t *dns.TXT) bool {
+	if len(t.Txt) == 0 {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimLeft(t.Txt[0], `\"`), registryPrefix)
 }
 
 // judgeHints returns rewriteHints when a hint address of s is internal or
@@ -102,26 +215,6 @@ func (p *policy) internalData(pr netip.Prefix) bool {
 	return p.overlapsInternal(pr)
 }
 
-// judgeGeneric judges a record held in RFC 3597's generic form. One of a
-// type that miekg/dns knows, which it would have parsed, is removed: its
-// data can't be judged field by field. One of a type it does not know holds
-// no field to judge, and passes.
-func (p *policy) judgeGeneric(rr *dns.RFC3597) action {
-	if _, known := dns.TypeToRR[rr.Hdr.Rrtype]; known {
-		return dropData
-	}
-	return keep
-}
-
-// isInternal reports whether a is internal: inside an internal range or a map
-// source. An IPv4-mapped IPv6 address is judged by its IPv4 address too.
-func (p *policy) isInternal(a netip.Addr) bool {
-	if p.lookupMap(a) != nil || containedIn(p.internal, a) {
-		return true
-	}
-	return a.Is4In6() && p.isInternal(a.Unmap())
-}
-
 // overlapsInternal reports whether any address of pr is internal.
 func (p *policy) overlapsInternal(pr netip.Prefix) bool {
 	for _, in := range p.internal {
@@ -135,77 +228,4 @@ func (p *policy) overlapsInternal(pr netip.Prefix) bool {
 		}
 	}
 	return false
-}
-
-// lookupMap returns the most specific mapping of a, or nil.
-func (p *policy) lookupMap(a netip.Addr) *mapping {
-	for i := range p.maps {
-		if p.maps[i].from.Contains(a) {
-			return &p.maps[i]
-		}
-	}
-	return nil
-}
-
-// replace returns what the internal address a becomes: its mapping, or the
-// global addresses of its family (none: the record is dropped). A mapping's
-// address is returned in buf, which the caller may keep on its stack.
-func (p *policy) replace(a netip.Addr, g *globals, buf *[1]net.IP) ([]net.IP, error) {
-	if m := p.lookupMap(a); m != nil {
-		buf[0] = m.translate(a)
-		return buf[:], nil
-	}
-	if g == nil {
-		return nil, errNoGlobal
-	}
-	return g.family(a), nil
-}
-
-func containedIn(prefixes []netip.Prefix, a netip.Addr) bool {
-	for _, pr := range prefixes {
-		if pr.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// hidden reports whether name does not exist outside: it is at or below a
-// hidden name, or it is the reverse-mapping name of an internal address.
-func (p *policy) hidden(name string) bool {
-	if name == "" {
-		return false
-	}
-	for _, h := range p.hide {
-		if below(name, h) {
-			return true
-		}
-	}
-	return p.internalReverse(name)
-}
-
-// below reports whether name equals zone or lies below it, ignoring case.
-// Both are FQDNs; zone is lower-case.
-func below(name, zone string) bool {
-	if zone == "." {
-		return true
-	}
-	n := len(name) - len(zone)
-	if n < 0 || !strings.EqualFold(name[n:], zone) {
-		return false
-	}
-	return n == 0 || name[n-1] == '.'
-}
-
-// registryPrefix starts every ownership record of external-dns's TXT registry.
-const registryPrefix = "heritage=external-dns"
-
-// isRegistry reports whether t is an external-dns ownership record. The
-// etcd plugin serves external-dns's text with its surrounding quotes, which
-// miekg/dns keeps escaped (\") in a record read from the wire.
-func isRegistry(t *dns.TXT) bool {
-	if len(t.Txt) == 0 {
-		return false
-	}
-	return strings.HasPrefix(strings.TrimLeft(t.Txt[0], `\"`), registryPrefix)
 }

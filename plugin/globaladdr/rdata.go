@@ -3,143 +3,150 @@ package globaladdr
 import (
 	"net"
 	"net/netip"
+	"slices"
 
 	"github.com/miekg/dns"
 )
 
 // This file is the plugin's one table of where record data holds domain
 // names and IP addresses; the judging and the rewriting code both read it.
-// internal/viewcheck keeps a table of its own, written apart, which also
-// makes a type that miekg/dns adds later fail a test until it is placed.
+// Its functions only hand out what a record holds: what becomes of it is
+// the policy's to say. internal/viewcheck keeps a table of its own, written
+// apart, which also makes a type that miekg/dns adds later fail a test until
+// it is placed.
 
-// anyName reports whether f returns true for a domain name in rr's data
-// (its owner name aside).
-func anyName(rr dns.RR, f func(name string) bool) bool {
+// dataNames returns the domain names in rr's data, its owner name aside:
+// those of its name fields, written into names, or HIP's list of rendezvous
+// servers.
+func dataNames(rr dns.RR, names *[2]string) []string {
 	switch rr := rr.(type) {
 	case *dns.CNAME:
-		return f(rr.Target)
+		names[0] = rr.Target
 	case *dns.DNAME:
-		return f(rr.Target)
+		names[0] = rr.Target
 	case *dns.NS:
-		return f(rr.Ns)
+		names[0] = rr.Ns
 	case *dns.PTR:
-		return f(rr.Ptr)
+		names[0] = rr.Ptr
 	case *dns.MX:
-		return f(rr.Mx)
+		names[0] = rr.Mx
 	case *dns.SRV:
-		return f(rr.Target)
+		names[0] = rr.Target
 	case *dns.SVCB:
-		return f(rr.Target)
+		names[0] = rr.Target
 	case *dns.HTTPS:
-		return f(rr.Target)
+		names[0] = rr.Target
 	case *dns.NAPTR:
-		return f(rr.Replacement)
+		names[0] = rr.Replacement
 	case *dns.KX:
-		return f(rr.Exchanger)
+		names[0] = rr.Exchanger
 	case *dns.AFSDB:
-		return f(rr.Hostname)
+		names[0] = rr.Hostname
 	case *dns.RT:
-		return f(rr.Host)
+		names[0] = rr.Host
 	case *dns.LP:
-		return f(rr.Fqdn)
+		names[0] = rr.Fqdn
 	case *dns.NSAPPTR:
-		return f(rr.Ptr)
+		names[0] = rr.Ptr
 	case *dns.MB:
-		return f(rr.Mb)
+		names[0] = rr.Mb
 	case *dns.MD:
-		return f(rr.Md)
+		names[0] = rr.Md
 	case *dns.MF:
-		return f(rr.Mf)
+		names[0] = rr.Mf
 	case *dns.MG:
-		return f(rr.Mg)
+		names[0] = rr.Mg
 	case *dns.MR:
-		return f(rr.Mr)
+		names[0] = rr.Mr
 	case *dns.NSEC:
-		return f(rr.NextDomain)
+		names[0] = rr.NextDomain
 	case *dns.NXT:
-		return f(rr.NextDomain)
+		names[0] = rr.NextDomain
 	case *dns.RRSIG:
-		return f(rr.SignerName)
+		names[0] = rr.SignerName
 	case *dns.SIG:
-		return f(rr.SignerName)
+		names[0] = rr.SignerName
 	case *dns.TKEY:
-		return f(rr.Algorithm)
+		names[0] = rr.Algorithm
 	case *dns.TSIG:
-		return f(rr.Algorithm)
-	case *dns.SOA:
-		return f(rr.Ns) || f(rr.Mbox)
-	case *dns.RP:
-		return f(rr.Mbox) || f(rr.Txt)
-	case *dns.MINFO:
-		return f(rr.Rmail) || f(rr.Email)
-	case *dns.PX:
-		return f(rr.Map822) || f(rr.Mapx400)
-	case *dns.TALINK:
-		return f(rr.PreviousName) || f(rr.NextName)
+		names[0] = rr.Algorithm
 	case *dns.IPSECKEY:
-		return rr.GatewayType == dns.IPSECGatewayHost && f(rr.GatewayHost)
-	case *dns.AMTRELAY:
-		return rr.GatewayType == dns.AMTRELAYHost && f(rr.GatewayHost)
-	case *dns.HIP:
-		for _, s := range rr.RendezvousServers {
-			if f(s) {
-				return true
-			}
+		if rr.GatewayType != dns.IPSECGatewayHost {
+			return nil
 		}
+		names[0] = rr.GatewayHost
+	case *dns.AMTRELAY:
+		if rr.GatewayType != dns.AMTRELAYHost {
+			return nil
+		}
+		names[0] = rr.GatewayHost
+	case *dns.SOA:
+		names[0], names[1] = rr.Ns, rr.Mbox
+		return names[:2]
+	case *dns.RP:
+		names[0], names[1] = rr.Mbox, rr.Txt
+		return names[:2]
+	case *dns.MINFO:
+		names[0], names[1] = rr.Rmail, rr.Email
+		return names[:2]
+	case *dns.PX:
+		names[0], names[1] = rr.Map822, rr.Mapx400
+		return names[:2]
+	case *dns.TALINK:
+		names[0], names[1] = rr.PreviousName, rr.NextName
+		return names[:2]
+	case *dns.HIP:
+		return rr.RendezvousServers
+	default:
+		return nil
 	}
-	return false
+	return names[:1]
 }
 
-// anyAddr reports whether f returns true for an address or prefix in the
-// data of rr, a record of a type other than A, AAAA, SVCB and HTTPS (whose
-// addresses are replaced, not judged whole: see address and hintsOf). A
-// single address is a prefix of its full length; a malformed one is the
-// zero Prefix.
-func anyAddr(rr dns.RR, f func(netip.Prefix) bool) bool {
+// dataPrefix returns the i-th address or prefix in the data of rr, a record
+// of a type other than A, AAAA, SVCB and HTTPS (whose addresses are replaced,
+// not judged whole: see address and hint); ok is false past the last. A
+// single address is a prefix of its full length; a malformed one is the zero
+// Prefix. They come one at a time so that the judging needs no room for an
+// APL record's list of prefixes.
+func dataPrefix(rr dns.RR, i int) (pr netip.Prefix, ok bool) {
+	if apl, isAPL := rr.(*dns.APL); isAPL {
+		if i < len(apl.Prefixes) {
+			return aplPrefix(apl.Prefixes[i]), true
+		}
+		return pr, false
+	}
+	if i > 0 {
+		return pr, false // the other types hold one at the most
+	}
 	switch rr := rr.(type) {
 	case *dns.L32:
-		return f(single(rr.Locator32, true))
+		return single(rr.Locator32, true), true
 	case *dns.L64:
 		// An ILNP locator is the upper 64 bits of IPv6 addresses.
 		var b [16]byte
-		for i := range 8 {
-			b[i] = byte(rr.Locator64 >> (56 - 8*i))
+		for j := range 8 {
+			b[j] = byte(rr.Locator64 >> (56 - 8*j))
 		}
-		return f(netip.PrefixFrom(netip.AddrFrom16(b), 64))
+		return netip.PrefixFrom(netip.AddrFrom16(b), 64), true
 	case *dns.IPSECKEY:
-		return gateway(rr.GatewayType, rr.GatewayAddr, f)
+		return gateway(rr.GatewayType, rr.GatewayAddr)
 	case *dns.AMTRELAY:
-		return gateway(rr.GatewayType, rr.GatewayAddr, f)
-	case *dns.APL:
-		for _, p := range rr.Prefixes {
-			if f(aplPrefix(p)) {
-				return true
-			}
-		}
+		return gateway(rr.GatewayType, rr.GatewayAddr)
 	}
-	return false
+	return pr, false
 }
 
-// gateway judges the address of an IPSECKEY or AMTRELAY gateway, when it
-// is one (the gateway types of the two are numbered alike).
-func gateway(typ uint8, ip net.IP, f func(netip.Prefix) bool) bool {
+// gateway returns the address of an IPSECKEY or AMTRELAY gateway, when the
+// gateway is one (the gateway types of the two are numbered alike).
+func gateway(typ uint8, ip net.IP) (netip.Prefix, bool) {
 	switch typ {
 	case dns.IPSECGatewayIPv4:
-		return f(single(ip, true))
+		return single(ip, true), true
 	case dns.IPSECGatewayIPv6:
-		return f(single(ip, false))
+		return single(ip, false), true
 	}
-	return false
-}
-
-// single returns ip as a prefix of its full length; the zero Prefix when
-// it is malformed.
-func single(ip net.IP, v4 bool) netip.Prefix {
-	a, ok := addrOf(ip, v4)
-	if !ok {
-		return netip.Prefix{}
-	}
-	return netip.PrefixFrom(a, a.BitLen())
+	return netip.Prefix{}, false
 }
 
 // aplPrefix returns an APL item's prefix; the zero Prefix when it is
@@ -187,4 +194,17 @@ func hint(kv dns.SVCBKeyValue) (ips *[]net.IP, v4 bool) {
 		return &kv.Hint, false
 	}
 	return nil, false
+}
+
+// unmandate removes keys from the mandatory key of s, and the mandatory key
+// itself when it is left empty (RFC 9460 section 8).
+func unmandate(s *dns.SVCB, keys []dns.SVCBKey) {
+	s.Value = slices.DeleteFunc(s.Value, func(kv dns.SVCBKeyValue) bool {
+		m, ok := kv.(*dns.SVCBMandatory)
+		if !ok {
+			return false
+		}
+		m.Code = slices.DeleteFunc(m.Code, func(k dns.SVCBKey) bool { return slices.Contains(keys, k) })
+		return len(m.Code) == 0
+	})
 }

@@ -12,29 +12,6 @@ const (
 	ip6Arpa    = "ip6.arpa."
 )
 
-// internalReverse reports whether name is the reverse-mapping name of an
-// internal address, or lies below the reverse name of a prefix whose
-// addresses are all internal (51.0.168.192.in-addr.arpa,
-// 0.168.192.in-addr.arpa, and RFC 2317's 0/25.0.168.192.in-addr.arpa): the
-// name itself tells an internal address. It does not allocate.
-func (p *policy) internalReverse(name string) bool {
-	pr, ok := reversePrefix(name)
-	if !ok {
-		return false
-	}
-	for _, in := range p.internal {
-		if in.Bits() <= pr.Bits() && in.Contains(pr.Addr()) {
-			return true
-		}
-	}
-	for _, m := range p.maps {
-		if m.from.Bits() <= pr.Bits() && m.from.Contains(pr.Addr()) {
-			return true
-		}
-	}
-	return false
-}
-
 // reversePrefix returns the prefix whose reverse-mapping name name is or
 // lies below: the labels next to in-addr.arpa (decimal octets) or ip6.arpa
 // (hexadecimal nibbles), read from the right as long as they are such. ok is

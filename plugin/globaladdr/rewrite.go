@@ -3,7 +3,6 @@ package globaladdr
 import (
 	"net"
 	"net/netip"
-	"strings"
 
 	"github.com/miekg/dns"
 )
@@ -89,90 +88,6 @@ func (p *policy) section(rrs []dns.RR, from int, g *globals, t *tally) ([]dns.RR
 	return out, nil
 }
 
-// rrset names an RRset: its owner name in lower case, and its type.
-type rrset struct {
-	name string
-	typ  uint16
-}
-
-func rrsetOf(h *dns.RR_Header) rrset {
-	return rrset{strings.ToLower(h.Name), h.Rrtype}
-}
-
-// member is one address of an A or AAAA RRset.
-type member struct {
-	rrset
-	addr netip.Addr
-}
-
-// appendNew appends rr to out unless it is an A or AAAA record whose address
-// its RRset in out already has (seen holds those).
-func appendNew(out []dns.RR, seen *index[member, struct{}], rr dns.RR) []dns.RR {
-	if ip, v4, ok := address(rr); ok {
-		a, _ := addrOf(ip, v4)
-		if !seen.add(member{rrsetOf(rr.Header()), a}, struct{}{}) {
-			return out
-		}
-	}
-	return append(out, rr)
-}
-
-// ttlRuled reports whether rr's RRset can mix rewritten and untouched
-// records, whose TTLs then differ.
-func ttlRuled(rr dns.RR) bool {
-	switch rr.Header().Rrtype {
-	case dns.TypeA, dns.TypeAAAA, dns.TypeSVCB, dns.TypeHTTPS:
-		return true
-	}
-	return false
-}
-
-// uniformTTL gives each RRset of out that a rewrite can touch one TTL, the
-// lowest of its records (RFC 2181 section 5.2). What it changes, it copies.
-func uniformTTL(out []dns.RR) {
-	if sameTTL(out) {
-		return
-	}
-	low := index[rrset, uint32]{hint: len(out)}
-	for _, rr := range out {
-		if !ttlRuled(rr) {
-			continue
-		}
-		k := rrsetOf(rr.Header())
-		if l, ok := low.get(k); !ok || rr.Header().Ttl < l {
-			low.set(k, rr.Header().Ttl)
-		}
-	}
-	for i, rr := range out {
-		if !ttlRuled(rr) {
-			continue
-		}
-		if l, _ := low.get(rrsetOf(rr.Header())); rr.Header().Ttl > l {
-			out[i] = dns.Copy(rr)
-			out[i].Header().Ttl = l
-		}
-	}
-}
-
-// sameTTL reports whether the records of rrs that uniformTTL rules all have
-// one TTL, so that no RRset has a TTL to lower: the common case, seen in one
-// pass.
-func sameTTL(rrs []dns.RR) bool {
-	first := -1
-	for _, rr := range rrs {
-		if !ttlRuled(rr) {
-			continue
-		}
-		switch ttl := int(rr.Header().Ttl); {
-		case first < 0:
-			first = ttl
-		case ttl != first:
-			return false
-		}
-	}
-	return true
-}
-
 // rewriteAddr appends to out what the internal A or AAAA record rr becomes,
 // leaving out the addresses its RRset in out already has.
 func (p *policy) rewriteAddr(out []dns.RR, seen *index[member, struct{}], rr dns.RR, g *globals, t *tally) ([]dns.RR, error) {
@@ -207,25 +122,87 @@ func (p *policy) rewriteAddr(out []dns.RR, seen *index[member, struct{}], rr dns
 	return out, nil
 }
 
-// dropStaleSignatures removes from out, the external view of rrs, the
-// RRSIGs over an RRset of rrs a record of which was rewritten or removed:
-// they no longer verify. Signed sections are rare, so it judges again
-// rather than have every rewrite remember what changed.
-func (p *policy) dropStaleSignatures(out, rrs []dns.RR) []dns.RR {
-	var stale index[rrset, struct{}]
-	for _, rr := range rrs {
-		if _, sig := rr.(*dns.RRSIG); !sig && p.judge(rr) != keep {
-			stale.set(rrsetOf(rr.Header()), struct{}{})
-		}
-	}
-	kept := out[:0]
-	for _, rr := range out {
-		if sig, ok := rr.(*dns.RRSIG); ok {
-			if _, drop := stale.get(rrset{strings.ToLower(sig.Hdr.Name), sig.TypeCovered}); drop {
+// rewriteHints appends to out a copy of the SVCB or HTTPS record rr whose
+// ipv4hint and ipv6hint addresses went through the rules of A and AAAA
+// records: an internal address becomes its mapping or the global addresses
+// of its family, or is lost when it has none; repeats go. A key left with no
+// address is removed, from the mandatory key too. The rest of the record is
+// kept as it was.
+func (p *policy) rewriteHints(out []dns.RR, rr dns.RR, g *globals, t *tally) ([]dns.RR, error) {
+	c := dns.Copy(rr)
+	s := hintsOf(c)
+	var removed []dns.SVCBKey
+	kept := s.Value[:0]
+	for _, kv := range s.Value {
+		if ips, v4 := hint(kv); ips != nil {
+			var err error
+			if *ips, err = p.rewriteHintAddrs(*ips, v4, g, t, s.Hdr.Rrtype); err != nil {
+				return nil, err
+			}
+			if len(*ips) == 0 {
+				removed = append(removed, kv.Key())
 				continue
 			}
 		}
-		kept = append(kept, rr)
+		kept = append(kept, kv)
 	}
-	return kept
+	s.Value = kept
+	if len(removed) > 0 {
+		unmandate(s, removed)
+	}
+	if p.ttl >= 0 {
+		s.Hdr.Ttl = uint32(p.ttl)
+	}
+	t.rewritten(s.Hdr.Rrtype)
+	return append(out, c), nil
+}
+
+// rewriteHintAddrs returns the external view of one hint key's addresses.
+// Lost addresses are counted as dropped under typ, the record's type.
+func (p *policy) rewriteHintAddrs(ips []net.IP, v4 bool, g *globals, t *tally, typ uint16) ([]net.IP, error) {
+	var (
+		out  = make([]net.IP, 0, len(ips))
+		seen index[netip.Addr, struct{}]
+		buf  [1]net.IP
+	)
+	add := func(ip net.IP) {
+		if a, _ := addrOf(ip, v4); seen.add(a, struct{}{}) {
+			out = append(out, ip)
+		}
+	}
+	for _, ip := range ips {
+		a, ok := addrOf(ip, v4)
+		switch {
+		case !ok:
+			t.dropped(typ, 1)
+		case p.isInternal(a):
+			repl, err := p.replace(a, g, &buf)
+			if err != nil {
+				return nil, err
+			}
+			if len(repl) == 0 {
+				t.dropped(typ, 1)
+			}
+			for _, r := range repl {
+				add(r)
+			}
+		default:
+			add(ip)
+		}
+	}
+	return out, nil
+}
+
+// replace returns what the internal address a becomes: its mapping, or the
+// global addresses of its family (none: the record is dropped). A mapping's
+// address is returned in buf, which the caller may keep on its stack.
+func (p *policy) replace(a netip.Addr, g *globals, buf *[1]net.IP) ([]net.IP, error) {
+	if m := p.lookupMap(a); m != nil {
+		buf[0] = m.translate(a)
+		return buf[:], nil
+	}
+	if g == nil {
+		return nil, errNoGlobal
+	}
+	return g.family(a), nil
 }

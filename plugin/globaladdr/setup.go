@@ -13,6 +13,8 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
+
 	"github.com/miekg/dns"
 )
 
@@ -60,7 +62,7 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 		addrs    []placed // global addresses
 		internal []netip.Prefix
 		targets  []placed // map destinations
-		sources  sourceConfig
+		sources  source.Config
 	)
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
@@ -90,7 +92,11 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 			case "hide":
 				p.hide, err = parseHide(c, args, p.hide)
 			case "from", "endpoint", "tls", "credentials":
-				err = sources.parse(c, property, args, len(addrs) > 0)
+				if property == "from" && len(addrs) > 0 {
+					err = c.Errf("%q can't be mixed with ADDRESS arguments", property)
+				} else {
+					err = sources.Parse(c, property, args)
+				}
 			case "keep_registry":
 				if len(args) > 0 {
 					err = argErr(c, "keep_registry takes no argument")
@@ -104,10 +110,11 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 			}
 		}
 	}
-	if len(addrs) == 0 && len(sources.feeds) == 0 && len(p.maps) == 0 {
+	if len(addrs) == 0 && sources.Empty() && len(p.maps) == 0 {
 		return nil, c.Errf("no global address given: give ADDRESS arguments, a from source or a map")
 	}
-	if err := sources.check(); err != nil {
+	set, err := sources.New(p.isInternal)
+	if err != nil {
 		return nil, err
 	}
 	if internal == nil {
@@ -122,8 +129,8 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 			return nil, a.errorf("global address is itself internal")
 		}
 	}
-	g := &GlobalAddr{policy: p}
-	if g.sources = sources.sources(g); g.sources == nil {
+	g := &GlobalAddr{policy: p, sources: set}
+	if set == nil {
 		g.addrs.Store(newGlobals(unique(addrs)))
 	}
 	return g, nil
@@ -138,7 +145,7 @@ func argErr(c *caddy.Controller, what string) error {
 
 // parseAddr parses s as a global address.
 func parseAddr(c *caddy.Controller, s string) (netip.Addr, error) {
-	a, ok := plainAddr(s)
+	a, ok := source.ParseAddr(s)
 	if !ok {
 		return a, c.Errf("%q is not an IPv4 or IPv6 address", s)
 	}

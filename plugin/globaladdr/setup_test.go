@@ -28,6 +28,9 @@ func TestSetup(t *testing.T) {
 		{"globaladdr 2001:db8::10 {\n map 192.168.0.0/24 198.51.100.0/24\n}", false, ""},
 
 		{`globaladdr`, true, `no global address given: give ADDRESS arguments, a from source or a map`},
+		{"globaladdr {\n}", true, "Testfile:2 - Error during parsing: no global address given"},
+		{"globaladdr {\n credentials root secret\n}", true, "Testfile:3 - Error during parsing: no global address given"},
+		{"globaladdr 203.0.113.10 {\n from file /run/wan\n}", true, `Testfile:2 - Error during parsing: "from" can't be mixed with ADDRESS arguments`},
 		{"globaladdr {\n ttl 900\n hide secret.example.com\n}", true, `no global address given`},
 		{`globaladdr 203.0.113`, true, `"203.0.113" is not an IPv4 or IPv6 address`},
 		{`globaladdr fe80::1%eth0`, true, `"fe80::1%eth0" is not an IPv4 or IPv6 address`},

@@ -1,8 +1,8 @@
 // Package conformance checks package externaldns, our imitation of
 // external-dns, against a release of external-dns's own coredns provider and
-// TXT registry. The modules in test/externaldns/ each pin one release and
-// hand it to Run; they are modules of their own so that the main module does
-// not take on external-dns's dependencies.
+// TXT registry. It names no release itself: the modules in test/externaldns/
+// each pin one and hand it to Run, as modules of their own, so that the main
+// module does not take on external-dns's dependencies.
 package conformance
 
 import (

@@ -1,4 +1,4 @@
-package globaladdr
+package source
 
 import (
 	"errors"
@@ -13,9 +13,9 @@ const maxValue = 64 << 10
 
 // parseValue reads the value of a from source: global addresses separated by
 // white space, a # starting a comment that runs to the end of its line. A
-// value with anything else, or with an internal address, or with no address
-// at all, is refused as a whole.
-func (p *policy) parseValue(text string) ([]netip.Addr, error) {
+// value with anything else, or with an address that internal reports, or
+// with no address at all, is refused as a whole.
+func parseValue(text string, internal func(netip.Addr) bool) ([]netip.Addr, error) {
 	if len(text) > maxValue {
 		return nil, fmt.Errorf("the value is larger than %d bytes", maxValue)
 	}
@@ -23,11 +23,11 @@ func (p *policy) parseValue(text string) ([]netip.Addr, error) {
 	for line := range strings.Lines(text) {
 		line, _, _ = strings.Cut(line, "#")
 		for _, word := range strings.Fields(line) {
-			a, ok := plainAddr(word)
+			a, ok := ParseAddr(word)
 			switch {
 			case !ok:
 				return nil, fmt.Errorf("%.64q is not an IPv4 or IPv6 address", word)
-			case p.overlapsInternal(netip.PrefixFrom(a, a.BitLen())):
+			case internal(a):
 				return nil, fmt.Errorf("%s is internal, not a global address", a)
 			case !slices.Contains(addrs, a):
 				addrs = append(addrs, a)
@@ -40,9 +40,10 @@ func (p *policy) parseValue(text string) ([]netip.Addr, error) {
 	return addrs, nil
 }
 
-// plainAddr parses s as an IPv4 or IPv6 address without a zone; an
+// ParseAddr parses s as a global address is written, in a source's value
+// and in the Corefile: an IPv4 or IPv6 address without a zone; an
 // IPv4-mapped IPv6 address is not one.
-func plainAddr(s string) (netip.Addr, bool) {
+func ParseAddr(s string) (netip.Addr, bool) {
 	a, err := netip.ParseAddr(s)
 	return a, err == nil && a.Zone() == "" && !a.Is4In6()
 }

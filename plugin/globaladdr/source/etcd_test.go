@@ -1,4 +1,4 @@
-package globaladdr
+package source
 
 import (
 	"context"
@@ -6,9 +6,6 @@ import (
 	"time"
 
 	"github.com/coredns/caddy"
-	"github.com/coredns/coredns/core/dnsserver"
-	"github.com/coredns/coredns/plugin"
-	"github.com/coredns/coredns/plugin/etcd"
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 )
@@ -50,22 +47,22 @@ func TestSourceEtcd(t *testing.T) {
 	t.Parallel()
 	key := "/globaladdr/" + t.Name()
 	srv := etcdWithKey(t, key, "")
-	g := startSources(t, etcdCorefile(srv, key), nil)
+	s := startSources(t, etcdCorefile(srv, key), nil)
 
 	waitErrors(t, "etcd "+key, 1)
-	if g.Ready() || current(g) != "" {
-		t.Fatalf("no key: want not ready, have %q", current(g))
+	if s.Ready() || current(s) != "" {
+		t.Fatalf("no key: want not ready, have %q", current(s))
 	}
 
 	written := put(t, srv, key, "203.0.113.10")
-	waitAddrs(t, g, "203.0.113.10")
+	waitAddrs(t, s, "203.0.113.10")
 	t.Logf("first value served %v after the write began", time.Since(written))
-	if !g.Ready() {
+	if !s.Ready() {
 		t.Fatal("want ready")
 	}
 
 	written = put(t, srv, key, "# both uplinks\n203.0.113.10 2001:db8::10\n203.0.113.11 2001:db8::11\n")
-	waitAddrs(t, g, "203.0.113.10 203.0.113.11 2001:db8::10 2001:db8::11")
+	waitAddrs(t, s, "203.0.113.10 203.0.113.11 2001:db8::10 2001:db8::11")
 	t.Logf("change served %v after the write began", time.Since(written))
 
 	ctx := context.Background()
@@ -77,12 +74,12 @@ func TestSourceEtcd(t *testing.T) {
 		put(t, srv, key, bad)
 		waitErrors(t, "etcd "+key, float64(3+i))
 	}
-	if current(g) != "203.0.113.10 203.0.113.11 2001:db8::10 2001:db8::11" {
-		t.Fatalf("deleted key, garbage: want the last good addresses kept, have %q", current(g))
+	if current(s) != "203.0.113.10 203.0.113.11 2001:db8::10 2001:db8::11" {
+		t.Fatalf("deleted key, garbage: want the last good addresses kept, have %q", current(s))
 	}
 
 	written = put(t, srv, key, "198.51.100.20")
-	waitAddrs(t, g, "198.51.100.20")
+	waitAddrs(t, s, "198.51.100.20")
 	t.Logf("valid value after garbage served %v after the write began", time.Since(written))
 }
 
@@ -90,19 +87,19 @@ func TestSourceEtcdRestart(t *testing.T) {
 	t.Parallel()
 	key := "/globaladdr/" + t.Name()
 	srv := etcdWithKey(t, key, "203.0.113.10")
-	g := startSources(t, etcdCorefile(srv, key), nil)
-	waitAddrs(t, g, "203.0.113.10")
+	s := startSources(t, etcdCorefile(srv, key), nil)
+	waitAddrs(t, s, "203.0.113.10")
 
 	srv.Stop()
-	if current(g) != "203.0.113.10" {
-		t.Fatalf("etcd down: want the last good address kept, have %q", current(g))
+	if current(s) != "203.0.113.10" {
+		t.Fatalf("etcd down: want the last good address kept, have %q", current(s))
 	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	written := put(t, srv, key, "203.0.113.20")
 	took := time.Since(written)
-	waitAddrs(t, g, "203.0.113.20")
+	waitAddrs(t, s, "203.0.113.20")
 	t.Logf("change after an etcd restart mid-watch served %v after the write began (the write took %v)", time.Since(written), took)
 }
 
@@ -111,11 +108,11 @@ func TestSourceEtcdCompaction(t *testing.T) {
 	key := "/globaladdr/" + t.Name()
 	srv := etcdWithKey(t, key, "203.0.113.10")
 	watches := make(chan int64, 10)
-	g := startSources(t, etcdCorefile(srv, key), func(s *sources) {
+	s := startSources(t, etcdCorefile(srv, key), func(set *Set) {
 		// Before the first watch starts, the key changes twice and etcd
 		// compacts its history: the watch must fail, and the source read
 		// the key again.
-		src := s.feeds[0].src.(*etcdSource)
+		src := set.feeds[0].src.(*etcdSource)
 		src.watching = func(rev int64) {
 			if len(watches) == 0 {
 				if err := changeAndCompact(srv, key, "203.0.113.11", "203.0.113.12"); err != nil {
@@ -128,7 +125,7 @@ func TestSourceEtcdCompaction(t *testing.T) {
 			}
 		}
 	})
-	waitAddrs(t, g, "203.0.113.12")
+	waitAddrs(t, s, "203.0.113.12")
 	if first, second := <-watches, <-watches; second <= first {
 		t.Errorf("watches from revision %d, then %d: want the second after the compaction", first, second)
 	}
@@ -137,9 +134,9 @@ func TestSourceEtcdCompaction(t *testing.T) {
 	if err := changeAndCompact(srv, key, "203.0.113.13"); err != nil {
 		t.Fatal(err)
 	}
-	waitAddrs(t, g, "203.0.113.13")
+	waitAddrs(t, s, "203.0.113.13")
 	put(t, srv, key, "203.0.113.14")
-	waitAddrs(t, g, "203.0.113.14")
+	waitAddrs(t, s, "203.0.113.14")
 }
 
 // changeAndCompact writes values under key in turn, then compacts etcd's
@@ -165,49 +162,40 @@ func TestSourceEtcdUnreachable(t *testing.T) {
 	srv.Stop()
 	// With credentials, the client logs in as it connects: start-up must
 	// not wait for that.
-	g := startSources(t, "globaladdr {\n from etcd "+key+"\n endpoint "+srv.Endpoint()+"\n credentials root secret\n}", nil)
+	s := startSources(t, "globaladdr {\n from etcd "+key+"\n endpoint "+srv.Endpoint()+"\n credentials root secret\n}", nil)
 	waitErrors(t, "etcd "+key, 1)
-	if g.Ready() {
+	if s.Ready() {
 		t.Fatal("etcd down at start-up: want not ready")
 	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("etcd back: value served after %v", waitAddrs(t, g, "203.0.113.10"))
+	t.Logf("etcd back: value served after %v", waitAddrs(t, s, "203.0.113.10"))
 }
 
-// TestSourceEtcdSharedClient starts globaladdr in a block with the etcd
-// plugin: it must use the plugin's client, and leave it open when it stops.
+// TestSourceEtcdSharedClient starts an etcd source given the client of the
+// block's etcd plugin: it must use it, and leave it open when it stops.
 func TestSourceEtcdSharedClient(t *testing.T) {
 	t.Parallel()
 	key := "/globaladdr/" + t.Name()
 	srv := etcdWithKey(t, key, "203.0.113.10")
-	g, err := parse(caddy.NewTestController("dns", "globaladdr {\n from etcd "+key+"\n}"))
+	set, err := newSet(caddy.NewTestController("dns", "globaladdr {\n from etcd "+key+"\n}"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &dnsserver.Config{Zone: ".", Transport: "dns", Port: "53", ListenHosts: []string{""}}
-	cfg.AddPlugin(func(next plugin.Handler) plugin.Handler { g.Next = next; return g })
-	cfg.AddPlugin(func(next plugin.Handler) plugin.Handler { return &etcd.Etcd{Next: next, Client: srv.Client()} })
-	if _, err := dnsserver.NewServer("dns://:53", []*dnsserver.Config{cfg}); err != nil { // builds the chain
-		t.Fatal(err)
-	}
-	if err := g.start(cfg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.stop() })
+	s := start(t, set, srv.Client())
 
-	waitAddrs(t, g, "203.0.113.10")
-	if g.sources.etcd.client != srv.Client() {
-		t.Fatal("globaladdr opened a connection of its own beside the etcd plugin's")
+	waitAddrs(t, s, "203.0.113.10")
+	if set.etcd.client != srv.Client() {
+		t.Fatal("the sources opened a connection of their own beside the etcd plugin's")
 	}
 	put(t, srv, key, "203.0.113.20")
-	waitAddrs(t, g, "203.0.113.20")
+	waitAddrs(t, s, "203.0.113.20")
 
-	if err := g.stop(); err != nil {
+	if err := set.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := srv.Client().Get(context.Background(), key); err != nil {
-		t.Fatalf("the etcd plugin's client after globaladdr stopped: %v", err)
+		t.Fatalf("the etcd plugin's client after the sources stopped: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package globaladdr
+package source
 
 import (
 	"context"

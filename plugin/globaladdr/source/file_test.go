@@ -1,4 +1,4 @@
-package globaladdr
+package source
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 
 // startFileSource writes value into a file and starts a from file source
 // on it, with the real poll interval.
-func startFileSource(t *testing.T, value string) (*GlobalAddr, string) {
+func startFileSource(t *testing.T, value string) (*started, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "wan")
 	write(t, path, value)
-	g := startSources(t, "globaladdr {\n from file "+path+"\n}", nil)
-	return g, path
+	s := startSources(t, "globaladdr {\n from file "+path+"\n}", nil)
+	return s, path
 }
 
 func write(t *testing.T, path, value string) {
@@ -35,21 +35,21 @@ func replace(t *testing.T, path, value string) {
 
 func TestSourceFileInPlace(t *testing.T) {
 	t.Parallel()
-	g, path := startFileSource(t, "203.0.113.10\n")
-	waitAddrs(t, g, "203.0.113.10")
+	s, path := startFileSource(t, "203.0.113.10\n")
+	waitAddrs(t, s, "203.0.113.10")
 	for _, v := range []string{"203.0.113.11", "203.0.113.12 2001:db8::12", "203.0.113.13"} {
 		write(t, path, v+"\n") // truncates and writes the same inode, same size
-		t.Logf("file written in place: %s served after %v", v, waitAddrs(t, g, v))
+		t.Logf("file written in place: %s served after %v", v, waitAddrs(t, s, v))
 	}
 }
 
 func TestSourceFileRename(t *testing.T) {
 	t.Parallel()
-	g, path := startFileSource(t, "203.0.113.10\n")
-	waitAddrs(t, g, "203.0.113.10")
+	s, path := startFileSource(t, "203.0.113.10\n")
+	waitAddrs(t, s, "203.0.113.10")
 	for _, v := range []string{"203.0.113.11", "198.51.100.7 2001:db8::7"} {
 		replace(t, path, v+"\n")
-		t.Logf("file replaced by rename: %s served after %v", v, waitAddrs(t, g, v))
+		t.Logf("file replaced by rename: %s served after %v", v, waitAddrs(t, s, v))
 	}
 }
 
@@ -99,42 +99,42 @@ func (m *configMap) data() string { return fmt.Sprintf("..2026_01_01_00_00_00.%0
 func TestSourceFileConfigMapSwap(t *testing.T) {
 	t.Parallel()
 	m := newConfigMap(t, "wan", "203.0.113.10\n")
-	g := startSources(t, "globaladdr {\n from file "+filepath.Join(m.dir, "wan")+"\n}", nil)
-	waitAddrs(t, g, "203.0.113.10")
+	s := startSources(t, "globaladdr {\n from file "+filepath.Join(m.dir, "wan")+"\n}", nil)
+	waitAddrs(t, s, "203.0.113.10")
 	for _, v := range []string{"203.0.113.11", "203.0.113.12", "2001:db8::12"} {
 		m.update(t, "wan", "# written by the WAN hook\n"+v+"\n")
-		t.Logf("ConfigMap ..data swapped: %s served after %v", v, waitAddrs(t, g, v))
+		t.Logf("ConfigMap ..data swapped: %s served after %v", v, waitAddrs(t, s, v))
 	}
 }
 
 func TestSourceFileDeleteRecreate(t *testing.T) {
 	t.Parallel()
-	g, path := startFileSource(t, "203.0.113.10\n")
+	s, path := startFileSource(t, "203.0.113.10\n")
 	src := "file " + path
-	waitAddrs(t, g, "203.0.113.10")
+	waitAddrs(t, s, "203.0.113.10")
 
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
 	waitErrors(t, src, 1)
-	if current(g) != "203.0.113.10" || !g.Ready() {
-		t.Fatalf("file deleted: want the last good address kept, have %q", current(g))
+	if current(s) != "203.0.113.10" || !s.Ready() {
+		t.Fatalf("file deleted: want the last good address kept, have %q", current(s))
 	}
 	write(t, path, "203.0.113.20\n")
-	t.Logf("file re-created: served after %v", waitAddrs(t, g, "203.0.113.20"))
+	t.Logf("file re-created: served after %v", waitAddrs(t, s, "203.0.113.20"))
 }
 
 func TestSourceFileBadValues(t *testing.T) {
 	t.Parallel()
-	g, path := startFileSource(t, "203.0.113.10\n")
+	s, path := startFileSource(t, "203.0.113.10\n")
 	src := "file " + path
-	waitAddrs(t, g, "203.0.113.10")
+	waitAddrs(t, s, "203.0.113.10")
 	for i, bad := range []string{"", "garbage\n", "203.0.113.11 192.168.0.51\n", "# 203.0.113.11\n"} {
 		replace(t, path, bad) // atomically: a write in place may be seen half done
 
 		waitErrors(t, src, float64(i+1))
-		if current(g) != "203.0.113.10" {
-			t.Fatalf("file holds %q: want the last good address kept, have %q", bad, current(g))
+		if current(s) != "203.0.113.10" {
+			t.Fatalf("file holds %q: want the last good address kept, have %q", bad, current(s))
 		}
 	}
 	if err := os.Remove(path); err != nil {
@@ -144,27 +144,27 @@ func TestSourceFileBadValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitErrors(t, src, 5)
-	if current(g) != "203.0.113.10" {
-		t.Fatalf("path is a directory: want the last good address kept, have %q", current(g))
+	if current(s) != "203.0.113.10" {
+		t.Fatalf("path is a directory: want the last good address kept, have %q", current(s))
 	}
 }
 
 func TestSourceFileNotReadyUntilValid(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "wan")
-	g := startSources(t, "globaladdr {\n from file "+path+"\n}", nil)
+	s := startSources(t, "globaladdr {\n from file "+path+"\n}", nil)
 	waitErrors(t, "file "+path, 1)
-	if g.Ready() || current(g) != "" {
-		t.Fatalf("no file: want not ready and no address, have %q", current(g))
+	if s.Ready() || current(s) != "" {
+		t.Fatalf("no file: want not ready and no address, have %q", current(s))
 	}
 	replace(t, path, "garbage\n")
 	waitErrors(t, "file "+path, 2)
-	if g.Ready() {
+	if s.Ready() {
 		t.Fatal("garbage in the file: want not ready")
 	}
 	write(t, path, "203.0.113.10\n")
-	t.Logf("first valid value served after %v", waitAddrs(t, g, "203.0.113.10"))
-	if !g.Ready() {
+	t.Logf("first valid value served after %v", waitAddrs(t, s, "203.0.113.10"))
+	if !s.Ready() {
 		t.Fatal("want ready")
 	}
 }

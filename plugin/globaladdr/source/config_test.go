@@ -1,4 +1,4 @@
-package globaladdr
+package source
 
 import (
 	"crypto/ecdsa"
@@ -24,7 +24,7 @@ func TestSourceSetup(t *testing.T) {
 	tests := []struct {
 		input string
 		// wantErr is "" for a valid Corefile; else the error names
-		// globaladdr, Testfile:line and contains wantErr.
+		// Testfile:line and contains wantErr.
 		line    int
 		wantErr string
 	}{
@@ -38,8 +38,6 @@ func TestSourceSetup(t *testing.T) {
 		{"globaladdr {\n from etcd /wan\n tls " + cert + " " + key + " " + cert + "\n}", 0, ""},
 		{"globaladdr {\n endpoint http://10.0.0.1:2379\n from etcd /wan\n}", 0, ""},
 
-		{"globaladdr {\n}", 2, "no global address given"},
-		{"globaladdr 203.0.113.10 {\n from file /run/wan\n}", 2, `"from" can't be mixed with ADDRESS arguments`},
 		{"globaladdr {\n from\n}", 2, `from needs a source and its argument: from file PATH or from etcd KEY, after "from"`},
 		{"globaladdr {\n from file\n}", 2, `from needs a source and its argument: from file PATH or from etcd KEY, after "file"`},
 		{"globaladdr {\n from file /a /b\n}", 2, `from needs a source and its argument: from file PATH or from etcd KEY, after "/b"`},
@@ -47,7 +45,6 @@ func TestSourceSetup(t *testing.T) {
 		{"globaladdr {\n from consul /wan\n}", 2, `unknown source "consul": want file or etcd`},
 		{"globaladdr {\n from file /a\n ttl 60\n from file /a\n}", 4, `"/a": the source file /a is given twice`},
 		{"globaladdr {\n from file /a\n endpoint http://10.0.0.1:2379\n}", 3, `"endpoint" is for from etcd, and there is no from etcd line`},
-		{"globaladdr {\n credentials root secret\n}", 3, "no global address given"},
 		{"globaladdr {\n from file /a\n tls\n credentials root secret\n}", 3, `"tls" is for from etcd`},
 		{"globaladdr {\n from etcd /wan\n endpoint\n}", 3, `endpoint needs at least one URL, after "endpoint"`},
 		{"globaladdr {\n from etcd /wan\n endpoint ftp://etcd:2379\n}", 3, `"ftp://etcd:2379" is not an etcd endpoint URL`},
@@ -61,7 +58,7 @@ func TestSourceSetup(t *testing.T) {
 		{"globaladdr {\n from file /a\n from etcd\n}", 3, `from needs a source and its argument: from file PATH or from etcd KEY, after "etcd"`},
 	}
 	for _, tc := range tests {
-		err := setup(caddy.NewTestController("dns", tc.input))
+		_, err := newSet(caddy.NewTestController("dns", tc.input))
 		if tc.wantErr == "" {
 			if err != nil {
 				t.Errorf("%q: unexpected error %v", tc.input, err)
@@ -73,7 +70,7 @@ func TestSourceSetup(t *testing.T) {
 			continue
 		}
 		where := fmt.Sprintf("Testfile:%d ", tc.line)
-		for _, want := range []string{"plugin/globaladdr: ", where, tc.wantErr} {
+		for _, want := range []string{where, tc.wantErr} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%q: error %q does not contain %q", tc.input, err, want)
 			}
@@ -91,33 +88,30 @@ func TestSourceSetupParsed(t *testing.T) {
 		credentials root secret
 	}`)
 	dnsserver.GetConfig(c).Root = "/etc/coredns"
-	g, err := parse(c)
+	set, err := newSet(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Ready() || g.addrs.Load() != nil {
-		t.Error("from sources: want not ready, without addresses, before a value")
-	}
 	var names []string
-	for _, f := range g.sources.feeds {
+	for _, f := range set.feeds {
 		names = append(names, f.src.String())
 	}
 	if got, want := strings.Join(names, ", "), "file /etc/coredns/wan, file /etc/wan6, etcd /globaladdr/wan, etcd /globaladdr/wan6"; got != want {
 		t.Errorf("sources %s, want %s (a relative path under root)", got, want)
 	}
-	e := g.sources.etcd
+	e := set.etcd
 	if e == nil || !e.configured || strings.Join(e.endpoints, " ") != "http://10.0.0.1:2379 http://10.0.0.2:2379" || e.username != "root" || e.password != "secret" {
 		t.Errorf("etcd connection %+v, want globaladdr's own to the two endpoints, with the credentials", e)
 	}
-	if g.sources.feeds[2].src.(*etcdSource).conn != e || g.sources.feeds[3].src.(*etcdSource).conn != e {
+	if set.feeds[2].src.(*etcdSource).conn != e || set.feeds[3].src.(*etcdSource).conn != e {
 		t.Error("the etcd sources of a block should share one connection")
 	}
 
-	g, err = parse(caddy.NewTestController("dns", "globaladdr {\n from etcd /wan\n}"))
+	set, err = newSet(caddy.NewTestController("dns", "globaladdr {\n from etcd /wan\n}"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := g.sources.etcd; e.configured || strings.Join(e.endpoints, " ") != defaultEndpoint {
+	if e := set.etcd; e.configured || strings.Join(e.endpoints, " ") != defaultEndpoint {
 		t.Errorf("etcd connection %+v, want the block's etcd plugin's, else the default endpoint", e)
 	}
 }

@@ -1,18 +1,15 @@
-package globaladdr
+package source
 
 import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/coredns/caddy"
 )
 
 func TestSourceValue(t *testing.T) {
-	g, err := parse(caddy.NewTestController("dns", "globaladdr {\n from file /wan\n map 198.51.100.0/24 203.0.113.0/24\n}"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// What the plugin counts internal: its ranges, and the FROM of a map
+	// 198.51.100.0/24 203.0.113.0/24.
+	internal := internalIn("10.0.0.0/8", "192.168.0.0/16", "fc00::/7", "198.51.100.0/24")
 	tests := []struct {
 		text    string
 		want    string // the addresses; "" when the value is refused
@@ -41,7 +38,7 @@ func TestSourceValue(t *testing.T) {
 		{strings.Repeat("203.0.113.10 ", maxValue/13+1), "", "larger than 65536 bytes"},
 	}
 	for _, tc := range tests {
-		addrs, err := g.policy.parseValue(tc.text)
+		addrs, err := parseValue(tc.text, internal)
 		switch {
 		case tc.wantErr == "" && err != nil:
 			t.Errorf("%.40q: unexpected error %v", tc.text, err)

@@ -1,4 +1,4 @@
-package globaladdr
+package source
 
 import (
 	"testing"
@@ -10,10 +10,10 @@ import (
 // unsubscribed.
 func TestSubscribe(t *testing.T) {
 	t.Parallel()
-	g, path := startFileSource(t, "203.0.113.10\n")
-	waitAddrs(t, g, "203.0.113.10")
+	s, path := startFileSource(t, "203.0.113.10\n")
+	waitAddrs(t, s, "203.0.113.10")
 	heard := make(chan string, 10)
-	unsubscribe := g.Subscribe(func() { heard <- g.addrs.Load().v4[0].String() })
+	unsubscribe := s.Subscribe(func(Value) { heard <- current(s) })
 
 	write(t, path, "203.0.113.11\n")
 	select {
@@ -27,7 +27,7 @@ func TestSubscribe(t *testing.T) {
 
 	unsubscribe()
 	write(t, path, "203.0.113.12\n")
-	waitAddrs(t, g, "203.0.113.12")
+	waitAddrs(t, s, "203.0.113.12")
 	select {
 	case got := <-heard:
 		t.Errorf("heard of a change (%s) after unsubscribing", got)

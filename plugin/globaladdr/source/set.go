@@ -1,4 +1,9 @@
-package globaladdr
+// Package source keeps a globaladdr block's global addresses up to date from
+// the places its Corefile names (from file, from etcd): it reads and watches
+// them, retries what fails, merges their values, and announces each new
+// state to the plugin and to subscribers. It knows nothing of DNS replies,
+// and reads nothing from etcd but its own keys.
+package source
 
 import (
 	"context"
@@ -7,13 +12,27 @@ import (
 	"sync"
 	"time"
 
+	clog "github.com/coredns/coredns/plugin/pkg/log"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
+
+// pluginName is the plugin the sources log and count for.
+const pluginName = "globaladdr"
+
+var log = clog.NewWithPlugin(pluginName)
 
 // startWait bounds how long start-up waits for the sources' first values, so
 // that a started or reloaded server answers at once when they are at hand,
 // and is not held up long when they are not.
 const startWait = time.Second
+
+// Value is one state of the global addresses, as the sources delivered it.
+type Value struct {
+	// Addrs is the union of the last good value of each source, in the
+	// order of the Corefile, each address once.
+	Addrs []netip.Addr
+}
 
 // source is a place the global addresses come from: a file or an etcd key.
 type source interface {
@@ -44,29 +63,33 @@ func newFeed(src source) *feed { return &feed{src: src, first: make(chan struct{
 // reported marks the first report of f.
 func (f *feed) reported() { f.once.Do(func() { close(f.first) }) }
 
-// sources keeps a GlobalAddr's global addresses up to date from its from
-// sources: once every source has given a valid value, the addresses are the
-// union of the last good value of each, in the order of the Corefile.
-type sources struct {
-	g     *GlobalAddr
+// Set is the from sources of one block. Once every source has given a valid
+// value, the global addresses are the union of the last good value of each.
+type Set struct {
 	feeds []*feed
 	// etcd is the connection of the etcd sources; nil when there are none.
 	etcd *etcdConn
+	// internal tells the addresses a value must not hold.
+	internal func(netip.Addr) bool
+	subs     subscribers
 
 	mu      sync.Mutex // guards the feeds' state and the publication
 	current []netip.Addr
 	servers []string // the server labels of the metrics
+	use     func(Value)
 
 	cancel context.CancelFunc // stops the sources; nil before start
 	done   sync.WaitGroup     // the sources' goroutines
 }
 
-// start starts every source, and waits up to startWait for their first
-// values. shared is the client of the block's etcd plugin, nil when it has
-// none.
-func (s *sources) start(servers []string, shared *clientv3.Client) error {
+// Start starts every source, and waits up to a second for their first
+// values. servers are the server labels of the metrics; shared is the client
+// of the block's etcd plugin, nil when it has none. use is called with each
+// new Value, before the subscribers are, on the goroutine of the source that
+// read it.
+func (s *Set) Start(servers []string, shared *clientv3.Client, use func(Value)) error {
 	s.mu.Lock()
-	s.servers = servers
+	s.servers, s.use = servers, use
 	s.mu.Unlock()
 	if s.etcd != nil {
 		s.etcd.share(shared)
@@ -94,10 +117,10 @@ func (s *sources) start(servers []string, shared *clientv3.Client) error {
 	return nil
 }
 
-// stop stops every source, waits until their goroutines have ended, and
-// closes the etcd connection if globaladdr opened it. Stopping twice, or
-// before start, does nothing more.
-func (s *sources) stop() error {
+// Stop stops every source, waits until their goroutines have ended, and
+// closes the etcd connection if the sources opened it. Stopping twice, or
+// before Start, does nothing more.
+func (s *Set) Stop() error {
 	if s.cancel != nil {
 		s.cancel()
 	}
@@ -110,11 +133,11 @@ func (s *sources) stop() error {
 
 // report takes what the source of f delivered: a new value, or an error that
 // keeps the last good addresses.
-func (s *sources) report(f *feed, text string, err error) {
+func (s *Set) report(f *feed, text string, err error) {
 	defer f.reported()
 	var addrs []netip.Addr
 	if err == nil {
-		addrs, err = s.g.policy.parseValue(text)
+		addrs, err = parseValue(text, s.internal)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,8 +166,8 @@ func (s *sources) report(f *feed, text string, err error) {
 }
 
 // publish makes the union of the feeds' addresses the global addresses,
-// once every feed has some.
-func (s *sources) publish() {
+// once every feed has some: it hands them to use, then to the subscribers.
+func (s *Set) publish() {
 	var all []netip.Addr
 	for _, f := range s.feeds {
 		if f.addrs == nil {
@@ -165,8 +188,7 @@ func (s *sources) publish() {
 		log.Infof("global addresses now %v (were %v)", all, s.current)
 	}
 	s.current = all
-	g := newGlobals(all)
-	s.g.addrs.Store(g)
-	setAddressCount(s.servers, g)
-	s.g.changed()
+	v := Value{Addrs: all}
+	s.use(v)
+	s.subs.tell(v)
 }

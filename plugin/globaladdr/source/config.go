@@ -1,7 +1,8 @@
-package globaladdr
+package source
 
 import (
 	"net"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -11,9 +12,9 @@ import (
 	mwtls "github.com/coredns/coredns/plugin/pkg/tls"
 )
 
-// sourceConfig collects a block's from, endpoint, tls and credentials
-// properties.
-type sourceConfig struct {
+// Config collects a block's from, endpoint, tls and credentials properties.
+// Its zero value holds none.
+type Config struct {
 	feeds []*feed
 	etcd  *etcdConn // nil until an etcd property or source
 	// orphan is the error for endpoint, tls or credentials given without a
@@ -22,122 +23,117 @@ type sourceConfig struct {
 	etcdSrc bool // a from etcd line was seen
 }
 
-// parse reads a property: from, endpoint, tls or credentials, with its
-// arguments. withAddrs tells whether the directive has ADDRESS arguments,
-// which from can't be mixed with.
-func (sc *sourceConfig) parse(c *caddy.Controller, property string, args []string, withAddrs bool) error {
+// Parse reads property, one of from, endpoint, tls and credentials, with
+// its arguments.
+func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) error {
 	switch property {
 	case "from":
-		if withAddrs {
-			return c.Errf("%q can't be mixed with ADDRESS arguments", property)
-		}
-		return sc.parseFrom(c, args)
+		return cfg.parseFrom(c, args)
 	case "endpoint":
-		return sc.parseEndpoint(c, property, args)
+		return cfg.parseEndpoint(c, property, args)
 	case "tls":
-		return sc.parseTLS(c, property, args)
+		return cfg.parseTLS(c, property, args)
 	default: // credentials
-		return sc.parseCredentials(c, property, args)
+		return cfg.parseCredentials(c, property, args)
 	}
 }
 
+// Empty reports whether the block has no from line.
+func (cfg *Config) Empty() bool { return len(cfg.feeds) == 0 }
+
+// New returns the sources of the block, whose values must hold no address
+// that internal reports; nil when it has none. It fails for endpoint, tls or
+// credentials given without a from etcd line.
+func (cfg *Config) New(internal func(netip.Addr) bool) (*Set, error) {
+	if cfg.orphan != nil && !cfg.etcdSrc {
+		return nil, cfg.orphan
+	}
+	if cfg.Empty() {
+		return nil, nil
+	}
+	s := &Set{feeds: cfg.feeds, internal: internal}
+	if cfg.etcdSrc {
+		s.etcd = cfg.etcd
+	}
+	return s, nil
+}
+
 // parseFrom reads "from file PATH" or "from etcd KEY".
-func (sc *sourceConfig) parseFrom(c *caddy.Controller, args []string) error {
+func (cfg *Config) parseFrom(c *caddy.Controller, args []string) error {
 	if len(args) > 0 && args[0] != "file" && args[0] != "etcd" {
 		return c.Errf("unknown source %q: want file or etcd", args[0])
 	}
 	if len(args) != 2 {
-		return argErr(c, "from needs a source and its argument: from file PATH or from etcd KEY")
+		return c.Errf("from needs a source and its argument: from file PATH or from etcd KEY, after %q", c.Val())
 	}
 	var src source
 	if args[0] == "file" {
 		src = &fileSource{path: rootPath(c, args[1]), poll: filePoll}
 	} else {
-		src = &etcdSource{key: args[1], conn: sc.conn()}
-		sc.etcdSrc = true
+		src = &etcdSource{key: args[1], conn: cfg.conn()}
+		cfg.etcdSrc = true
 	}
-	for _, f := range sc.feeds {
+	for _, f := range cfg.feeds {
 		if f.src.String() == src.String() {
 			return c.Errf("%q: the source %s is given twice", args[1], src)
 		}
 	}
-	sc.feeds = append(sc.feeds, newFeed(src))
+	cfg.feeds = append(cfg.feeds, newFeed(src))
 	return nil
 }
 
 // parseEndpoint reads "endpoint URL...".
-func (sc *sourceConfig) parseEndpoint(c *caddy.Controller, property string, args []string) error {
+func (cfg *Config) parseEndpoint(c *caddy.Controller, property string, args []string) error {
 	if len(args) == 0 {
-		return argErr(c, "endpoint needs at least one URL")
+		return c.Errf("endpoint needs at least one URL, after %q", c.Val())
 	}
 	for _, arg := range args {
 		if !isEndpoint(arg) {
 			return c.Errf("%q is not an etcd endpoint URL", arg)
 		}
 	}
-	sc.configure(c, property).endpoints = args
+	cfg.configure(c, property).endpoints = args
 	return nil
 }
 
 // parseTLS reads "tls [CERT KEY] CACERT" as the etcd plugin does.
-func (sc *sourceConfig) parseTLS(c *caddy.Controller, property string, args []string) error {
+func (cfg *Config) parseTLS(c *caddy.Controller, property string, args []string) error {
 	for i := range args {
 		args[i] = rootPath(c, args[i])
 	}
-	cfg, err := mwtls.NewTLSConfigFromArgs(args...)
+	tls, err := mwtls.NewTLSConfigFromArgs(args...)
 	if err != nil {
 		return c.Errf("%q: %v", strings.Join(append([]string{property}, args...), " "), err)
 	}
-	sc.configure(c, property).tls = cfg
+	cfg.configure(c, property).tls = tls
 	return nil
 }
 
 // parseCredentials reads "credentials USER PASSWORD".
-func (sc *sourceConfig) parseCredentials(c *caddy.Controller, property string, args []string) error {
+func (cfg *Config) parseCredentials(c *caddy.Controller, property string, args []string) error {
 	if len(args) != 2 {
-		return argErr(c, "credentials needs USER and PASSWORD")
+		return c.Errf("credentials needs USER and PASSWORD, after %q", c.Val())
 	}
-	e := sc.configure(c, property)
+	e := cfg.configure(c, property)
 	e.username, e.password = args[0], args[1]
 	return nil
 }
 
-// check returns the error for endpoint, tls or credentials without any from
-// etcd line.
-func (sc *sourceConfig) check() error {
-	if sc.orphan != nil && !sc.etcdSrc {
-		return sc.orphan
-	}
-	return nil
-}
-
-// sources returns the sources of g; nil when the block has none.
-func (sc *sourceConfig) sources(g *GlobalAddr) *sources {
-	if len(sc.feeds) == 0 {
-		return nil
-	}
-	s := &sources{g: g, feeds: sc.feeds}
-	if sc.etcdSrc {
-		s.etcd = sc.etcd
-	}
-	return s
-}
-
 // conn returns the etcd connection of the block's sources.
-func (sc *sourceConfig) conn() *etcdConn {
-	if sc.etcd == nil {
-		sc.etcd = newEtcdConn()
+func (cfg *Config) conn() *etcdConn {
+	if cfg.etcd == nil {
+		cfg.etcd = newEtcdConn()
 	}
-	return sc.etcd
+	return cfg.etcd
 }
 
 // configure returns the etcd connection for property, endpoint, tls or
 // credentials, which makes it globaladdr's own.
-func (sc *sourceConfig) configure(c *caddy.Controller, property string) *etcdConn {
-	if sc.orphan == nil {
-		sc.orphan = c.Errf("%q is for from etcd, and there is no from etcd line", property)
+func (cfg *Config) configure(c *caddy.Controller, property string) *etcdConn {
+	if cfg.orphan == nil {
+		cfg.orphan = c.Errf("%q is for from etcd, and there is no from etcd line", property)
 	}
-	e := sc.conn()
+	e := cfg.conn()
 	e.configured = true
 	return e
 }

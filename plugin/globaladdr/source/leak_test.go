@@ -1,4 +1,4 @@
-package globaladdr
+package source
 
 import (
 	"path/filepath"
@@ -19,14 +19,14 @@ func TestSourceStopLeaksNothing(t *testing.T) {
 	write(t, path, "203.0.113.10")
 
 	before := goroutines.Take()
-	g := startSources(t, "globaladdr {\n from file "+path+"\n from etcd "+key+"\n endpoint "+srv.Endpoint()+"\n}", nil)
-	waitAddrs(t, g, "203.0.113.10 2001:db8::10")
-	if err := g.stop(); err != nil {
+	s := startSources(t, "globaladdr {\n from file "+path+"\n from etcd "+key+"\n endpoint "+srv.Endpoint()+"\n}", nil)
+	waitAddrs(t, s, "203.0.113.10 2001:db8::10")
+	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	// The embedded etcd's own goroutines (started before) do not count; its
 	// gRPC server's for globaladdr's connection (started after) do.
-	if left := before.Left(deadline, "plugin/globaladdr.", "go.etcd.io/etcd/client/v3", "google.golang.org/grpc"); len(left) > 0 {
+	if left := before.Left(deadline, "plugin/globaladdr/source.", "go.etcd.io/etcd/client/v3", "google.golang.org/grpc"); len(left) > 0 {
 		t.Fatalf("%d goroutines left after stop:\n\n%s", len(left), strings.Join(left, "\n\n"))
 	}
 }
