@@ -189,6 +189,7 @@ func TestChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	answers("two keys", "x.new.example.com.", "192.168.0.60", "192.168.0.61")
+	serialAt("two keys", resp.Header.Revision)
 	if _, err := cli.Put(context.Background(), "/skydns/com/example/new/x/4", `{"host":"192.168.0.60","targetstrip":1}`); err != nil {
 		t.Fatal(err)
 	}
