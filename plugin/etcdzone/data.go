@@ -57,79 +57,71 @@ func newData(name string, soa *dns.SOA, ns []dns.RR, withholds func(dns.RR) bool
 // set makes rrs, all at owner, the records of the source called key,
 // replacing those it had; no rrs removes the source.
 func (d *data) set(key, owner string, rrs []dns.RR) {
-	var types []uint16
 	if old := d.sources[key]; old != nil {
 		d.owners[old.owner] = slices.DeleteFunc(d.owners[old.owner], func(s *source) bool { return s == old })
 		if len(d.owners[old.owner]) == 0 {
 			delete(d.owners, old.owner)
 		}
 		delete(d.sources, key)
-		types = appendTypes(types, old.rrs)
-		d.rebuild(old.owner, types)
-		types = types[:0]
+		if old.owner != owner {
+			d.rebuild(old.owner)
+		}
 	}
-	if len(rrs) == 0 {
-		return
+	if len(rrs) > 0 {
+		s := &source{owner: owner, rrs: rrs}
+		d.sources[key] = s
+		d.owners[owner] = append(d.owners[owner], s)
 	}
-	s := &source{owner: owner, rrs: rrs}
-	d.sources[key] = s
-	d.owners[owner] = append(d.owners[owner], s)
-	d.rebuild(owner, appendTypes(types, rrs))
+	d.rebuild(owner)
 }
 
-// rebuild makes the RRsets of owner of each of types hold the records of
-// owner's sources, once each: two keys with the same record make one.
-func (d *data) rebuild(owner string, types []uint16) {
-	for _, t := range types {
-		if elem, ok := d.zone.Search(owner); ok {
+// rebuild makes the tree's records at owner those of owner's sources that
+// the view shows, once each (two keys with the same record make one), and
+// keeps the zone one that secondaries load: a CNAME at a name takes the
+// place of its other records (which no query reaches), and a delegation's
+// NS records that of a CNAME at the cut.
+func (d *data) rebuild(owner string) {
+	if elem, ok := d.zone.Search(owner); ok {
+		for _, t := range elem.Types() {
+			if t == dns.TypeSOA {
+				continue // the apex's node (see newData)
+			}
 			d.count -= len(elem.Type(t))
+			// Tree.Delete drops the RRset of rr's type at rr's owner.
+			d.zone.Delete(&dns.ANY{Hdr: dns.RR_Header{Name: owner, Rrtype: t, Class: dns.ClassINET}})
 		}
-		// Tree.Delete drops the RRset of rr's type at rr's owner.
-		d.zone.Delete(&dns.ANY{Hdr: dns.RR_Header{Name: owner, Rrtype: t, Class: dns.ClassINET}})
-		var set []dns.RR
-		for _, s := range d.owners[owner] {
-			for _, rr := range s.rrs {
-				if rr.Header().Rrtype == t && !slices.ContainsFunc(set, func(o dns.RR) bool { return dns.IsDuplicate(o, rr) }) &&
-					(d.withholds == nil || !d.withholds(rr)) {
-					set = append(set, rr)
-				}
+	}
+	var shown []dns.RR
+	for _, s := range d.owners[owner] {
+		for _, rr := range s.rrs {
+			if !slices.ContainsFunc(shown, func(o dns.RR) bool { return dns.IsDuplicate(o, rr) }) && (d.withholds == nil || !d.withholds(rr)) {
+				shown = append(shown, rr)
 			}
 		}
-		for _, rr := range set {
-			// The records are made with their names in lower case, as the
-			// file plugin's Zone.Insert would make them: inserted into
-			// the tree as they are, they are never written to again.
-			d.zone.Tree.Insert(rr)
-		}
-		d.count += len(set)
 	}
+	has := func(t uint16) bool { return slices.ContainsFunc(shown, func(rr dns.RR) bool { return rr.Header().Rrtype == t }) }
+	switch {
+	case has(dns.TypeNS):
+		shown = slices.DeleteFunc(shown, func(rr dns.RR) bool { return rr.Header().Rrtype == dns.TypeCNAME })
+	case has(dns.TypeCNAME):
+		shown = slices.DeleteFunc(shown, func(rr dns.RR) bool { return rr.Header().Rrtype != dns.TypeCNAME })
+	}
+	for _, rr := range shown {
+		// The records are made with their names in lower case, as the
+		// file plugin's Zone.Insert would make them: inserted into the
+		// tree as they are, they are never written to again.
+		d.zone.Tree.Insert(rr)
+	}
+	d.count += len(shown)
 }
 
-// rejudge asks withholds again about every address record: whether the view
-// shows one may change with its global addresses.
+// rejudge asks withholds again about every record: whether the view shows
+// an address record may change with its global addresses.
 func (d *data) rejudge() {
 	if d.withholds == nil {
 		return
 	}
-	for owner, sources := range d.owners {
-		var types []uint16
-		for _, s := range sources {
-			for _, rr := range s.rrs {
-				if t := rr.Header().Rrtype; (t == dns.TypeA || t == dns.TypeAAAA) && !slices.Contains(types, t) {
-					types = append(types, t)
-				}
-			}
-		}
-		d.rebuild(owner, types)
+	for owner := range d.owners {
+		d.rebuild(owner)
 	}
-}
-
-// appendTypes appends the types of rrs that types lacks.
-func appendTypes(types []uint16, rrs []dns.RR) []uint16 {
-	for _, rr := range rrs {
-		if t := rr.Header().Rrtype; !slices.Contains(types, t) {
-			types = append(types, t)
-		}
-	}
-	return types
 }

@@ -68,6 +68,10 @@ type view interface {
 	// global addresses change, and with them what Withholds says; the
 	// returned function removes it.
 	Subscribe(f func()) (unsubscribe func())
+	// Withhold tells the view that zones hold nothing Withholds names, so
+	// that it leaves their hidden names to be answered from them; undo
+	// ends it.
+	Withhold(zones []string) (undo func())
 }
 
 // Name implements plugin.Handler.

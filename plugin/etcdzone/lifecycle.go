@@ -44,13 +44,14 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup
-	unsubscribe := func() {}
+	unsubscribe, unwithhold := func() {}, func() {}
 	if x.view, _ = cfg.Handler("globaladdr").(view); x.view != nil {
 		unsubscribe = x.view.Subscribe(func() {
 			for _, z := range zones {
 				signal(z.rejudge)
 			}
 		})
+		unwithhold = x.view.Withhold(zoneNames(zones))
 	}
 	x.mu.Lock()
 	x.zones = zones
@@ -64,6 +65,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		}
 	}
 	x.stop = func() {
+		unwithhold()
 		unsubscribe()
 		cancel()
 		done.Wait()

@@ -2,6 +2,7 @@ package etcdzone
 
 import (
 	"context"
+	"strings"
 
 	"github.com/coredns/coredns/plugin/file"
 	"github.com/coredns/coredns/plugin/pkg/upstream"
@@ -23,6 +24,12 @@ func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *zone) *
 		return m
 	}
 	m.Authoritative = true
+	if x.emptyNonTerminal(z, state.Name()) {
+		// An empty non-terminal exists (RFC 4592, 2.2.2): NODATA, where the
+		// file plugin's lookup would let a wildcard above it answer.
+		m.Ns = []dns.RR{z.data.zone.SOA}
+		return m
+	}
 	var result file.Result
 	m.Answer, m.Ns, m.Extra, result = z.data.zone.Lookup(ctx, state, state.Name())
 	switch result {
@@ -51,8 +58,32 @@ func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *zone) *
 	return m
 }
 
+// emptyNonTerminal reports whether name, in z, has no records but names
+// below it, outside any delegation.
+func (x *EtcdZone) emptyNonTerminal(z *zone, name string) bool {
+	if x.delegated(name) {
+		return false
+	}
+	if elem, ok := z.data.zone.Search(name); ok && !elem.Empty() {
+		return false
+	}
+	next, ok := z.data.zone.Next(name)
+	return ok && !strings.EqualFold(next.Name(), name) && dns.IsSubDomain(name, next.Name())
+}
+
+// delegated reports whether name is at or below one of the Corefile's
+// delegations.
+func (x *EtcdZone) delegated(name string) bool {
+	for _, d := range x.delegations {
+		if inZone(name, d.name) {
+			return true
+		}
+	}
+	return false
+}
+
 // endsInNoData reports whether answer, an answer to a query of qtype, is a
-// chain of CNAMEs alone, to a name in x's zones.
+// chain of CNAMEs alone, to a name in x's zones that is not delegated.
 func (x *EtcdZone) endsInNoData(answer []dns.RR, qtype uint16) bool {
 	if len(answer) == 0 || qtype == dns.TypeCNAME || qtype == dns.TypeANY {
 		return false
@@ -62,7 +93,8 @@ func (x *EtcdZone) endsInNoData(answer []dns.RR, qtype uint16) bool {
 			return false
 		}
 	}
-	return x.zoneOf(answer[len(answer)-1].(*dns.CNAME).Target) != nil
+	target := answer[len(answer)-1].(*dns.CNAME).Target
+	return x.zoneOf(target) != nil && !x.delegated(target)
 }
 
 // chaser is the Upstream of the zones' lookups: where a CNAME leads out of

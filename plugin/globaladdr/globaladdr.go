@@ -31,6 +31,9 @@ type GlobalAddr struct {
 	// sources keeps addrs up to date from the from sources; nil when the
 	// Corefile gives the addresses.
 	sources *source.Set
+	// withheld holds the zones whose backend withholds (Withhold); nil
+	// while none does.
+	withheld atomic.Pointer[[]string]
 }
 
 // Name implements plugin.Handler.
@@ -41,13 +44,16 @@ func (g *GlobalAddr) Name() string { return pluginName }
 func (g *GlobalAddr) Ready() bool { return g.addrs.Load() != nil }
 
 // ServeDNS implements plugin.Handler. A hidden name is answered NXDOMAIN at
-// once; everything else goes down the chain, and its reply is rewritten on
-// its way up.
+// once, unless its zone's backend withholds (Withhold); everything else goes
+// down the chain, and its reply is rewritten on its way up.
 func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	if len(r.Question) == 1 && g.policy.hidden(r.Question[0].Name) {
-		return g.hiddenName(ctx, w, r)
-	}
 	rw := &ResponseWriter{ResponseWriter: w, g: g, ctx: ctx, req: r}
+	if len(r.Question) == 1 && g.policy.hidden(r.Question[0].Name) {
+		if !g.withholds(r.Question[0].Name) {
+			return g.hiddenName(ctx, w, r)
+		}
+		rw.asked = r.Question[0].Name
+	}
 	return plugin.NextOrFailure(g.Name(), g.Next, ctx, rw, r)
 }
 

@@ -15,12 +15,21 @@ type ResponseWriter struct {
 	g   *GlobalAddr
 	ctx context.Context
 	req *dns.Msg
+	// asked is the question's name when it is hidden and a backend that
+	// withholds answers it (policy.asked); "" otherwise.
+	asked string
 }
 
 // WriteMsg implements dns.ResponseWriter.
 func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 	var t tally
-	out, err := w.g.policy.rewrite(res, w.g.addrs.Load(), &t)
+	p := w.g.policy
+	if w.asked != "" {
+		asked := *p
+		asked.asked = w.asked
+		p = &asked
+	}
+	out, err := p.rewrite(res, w.g.addrs.Load(), &t)
 	if err != nil {
 		log.Debugf("%s: SERVFAIL: %v", questionName(w.req), err)
 		m := new(dns.Msg)
