@@ -99,7 +99,9 @@ func (d *data) rebuild(owner string) {
 			}
 		}
 	}
-	has := func(t uint16) bool { return slices.ContainsFunc(shown, func(rr dns.RR) bool { return rr.Header().Rrtype == t }) }
+	has := func(t uint16) bool {
+		return slices.ContainsFunc(shown, func(rr dns.RR) bool { return rr.Header().Rrtype == t })
+	}
 	switch {
 	case has(dns.TypeNS):
 		shown = slices.DeleteFunc(shown, func(rr dns.RR) bool { return rr.Header().Rrtype == dns.TypeCNAME })
