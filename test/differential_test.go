@@ -9,42 +9,14 @@ import (
 	"github.com/globaladdr/globaladdr/internal/oracle"
 )
 
-// differentialZone is a zone as external-dns writes it, with what makes an
-// authoritative server's answers differ from a SkyDNS lookup: CNAMEs in a
-// chain, into the zone, out of it, to a missing name, to a wildcard's name,
-// into the delegated subdomain and into the hidden one; a wildcard; deep
-// names under empty non-terminals; the apex's own address; an address the
-// map translates; a public address; ownership records; a hidden subtree,
-// and a hidden name whose parent holds nothing else.
-var differentialZone = []externaldns.Record{
-	{Name: "example.com", Type: "A", Targets: []string{"192.168.0.50"}, Resource: "ingress/default/apex"},
-	{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51", "192.168.0.52"}, Resource: "ingress/default/app"},
-	{Name: "app.example.com", Type: "AAAA", Targets: []string{"fd00::51"}, Resource: "ingress/default/app"},
-	{Name: "www.example.com", Type: "CNAME", Targets: []string{"app.example.com"}, Resource: "ingress/default/www"},
-	{Name: "w2.example.com", Type: "CNAME", Targets: []string{"www.example.com"}},
-	{Name: "out.example.com", Type: "CNAME", Targets: []string{"shop.example.net"}},
-	{Name: "dangling.example.com", Type: "CNAME", Targets: []string{"missing.example.com"}},
-	{Name: "wc.example.com", Type: "CNAME", Targets: []string{"x.apps.example.com"}},
-	{Name: "dl.example.com", Type: "CNAME", Targets: []string{"host.lab.example.com"}},
-	{Name: "tohidden.example.com", Type: "CNAME", Targets: []string{"app.lan.example.com"}},
-	{Name: "*.apps.example.com", Type: "A", Targets: []string{"192.168.0.80"}, Resource: "ingress/default/apps"},
-	{Name: "a.b.deep.example.com", Type: "A", Targets: []string{"192.168.0.90"}},
-	{Name: "mapped.example.com", Type: "A", Targets: []string{"192.168.1.7"}},
-	{Name: "pub.example.com", Type: "A", Targets: []string{"198.51.100.80"}},
-	{Name: "info.example.com", Type: "TXT", Targets: []string{"hello", "world"}},
-	{Name: "app.lan.example.com", Type: "A", Targets: []string{"192.168.0.70"}},
-	{Name: "lan.example.com", Type: "TXT", Targets: []string{"secret"}},
-	{Name: "db.internal.example.com", Type: "A", Targets: []string{"10.0.0.5"}},
-}
-
 // TestDifferentialBIND holds the external view's answers against BIND's, on
-// BIND's copy of the view by transfer: for every name of differentialZone,
+// BIND's copy of the view by transfer: for every name of oracle.Zone,
 // its ancestors, a name below it, names under the wildcard and a missing
 // name, over A, AAAA, CNAME, TXT, NS, SOA and MX, both give the same rcode,
 // AA bit, Answer records and SOA in Authority.
 func TestDifferentialBIND(t *testing.T) {
 	etcd := startEtcd(t)
-	putRecords(t, etcd, differentialZone...)
+	putRecords(t, etcd, oracle.Zone...)
 	oracle.CheckView(t, etcd.Endpoint())
 }
 

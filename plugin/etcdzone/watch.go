@@ -144,7 +144,7 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 				w.next = resp.Events[len(resp.Events)-1].Kv.ModRevision + 1
 			}
 			w.changed(0, resp.Events)
-			if resp.IsProgressNotify() && resp.Header.Revision >= w.loaded {
+			if w.pending != nil && resp.IsProgressNotify() && resp.Header.Revision >= w.loaded {
 				w.install()
 			}
 		}

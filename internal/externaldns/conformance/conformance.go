@@ -7,10 +7,12 @@ package conformance
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/oracle"
 )
 
 // ManagedTypes are the record types the release under test manages (its
@@ -41,7 +43,9 @@ type Release struct {
 // etcd, package externaldns into another. After each step Run checks that
 // both hold the same keys, up to their random labels, with the same values,
 // and that a CoreDNS serving what the real release wrote answers each name
-// of the step as expected in the internal and in the external view.
+// of the step as expected in the internal and in the external view. Last,
+// the real release writes oracle.Zone, and the external view of what it
+// wrote answers as BIND does (oracle.CheckView).
 func Run(t *testing.T, r Release) {
 	upstream, imitation := etcdtest.StartT(t), etcdtest.StartT(t)
 	sync := r.Connect(t, upstream.Endpoint())
@@ -62,6 +66,16 @@ func Run(t *testing.T, r Release) {
 		}
 		before = s.records
 	}
+	t.Run("BIND's answers", func(t *testing.T) {
+		zone := slices.Clone(oracle.Zone)
+		for i := range zone {
+			zone[i].Format = r.Format
+		}
+		if err := sync(ctx, zone); err != nil {
+			t.Fatalf("external-dns: %v", err)
+		}
+		oracle.CheckView(t, upstream.Endpoint())
+	})
 }
 
 // imitate changes what package externaldns wrote for records before into

@@ -57,25 +57,20 @@ func recordQuestions(r externaldns.Record, now map[string][]externaldns.Record) 
 	case "A", "AAAA":
 		qs = append(qs, question{r.Name, dns.StringToType[r.Type], answer(dns.RcodeSuccess, rrs...), answer(dns.RcodeSuccess, global(rrs)...)})
 		if legacy && r.Type == "A" {
-			// The ownership text stored beside an address is no TXT
-			// record for the etcd plugin.
-			qs = append(qs, question{r.Name, dns.TypeTXT, nodata, nodata})
+			// The ownership text stored beside an address is a TXT
+			// record of the name, which the external view withholds.
+			qs = append(qs, question{r.Name, dns.TypeTXT, answer(dns.RcodeSuccess, owned), nodata})
 		}
 	case "CNAME":
-		if legacy {
-			// The ownership text stored beside the canonical name turns
-			// the record into a TXT record for the etcd plugin: the CNAME
-			// is lost (external-dns#4953), the external view hides the
-			// TXT record.
-			qs = append(qs, question{r.Name, dns.TypeA, nodata, nodata}, question{r.Name, dns.TypeTXT, answer(dns.RcodeSuccess, owned), nx})
-			break
-		}
+		// The ownership text stored beside the canonical name (legacy) is
+		// left out: a name with a CNAME holds nothing else.
 		for _, to := range now[r.Targets[0]] {
 			if to.Type == "A" {
 				rrs = append(rrs, targets(to)...)
 			}
 		}
 		qs = append(qs, question{r.Name, dns.TypeA, answer(dns.RcodeSuccess, rrs...), answer(dns.RcodeSuccess, global(rrs)...)})
+		qs = append(qs, question{r.Name, dns.TypeCNAME, answer(dns.RcodeSuccess, targets(r)...), answer(dns.RcodeSuccess, targets(r)...)})
 	case "TXT":
 		internal := rrs
 		if legacy {

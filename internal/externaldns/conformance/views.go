@@ -13,10 +13,12 @@ import (
 	"github.com/miekg/dns"
 )
 
-// viewsCorefile serves one etcd tree (ETCD stands for its endpoint) in an
-// internal view and in an external view with globaladdr's global addresses.
+// viewsCorefile serves one etcd tree (ETCD stands for its endpoint) as
+// etcdzone's authoritative zones, in an internal view and in an external view
+// with globaladdr's global addresses.
 const viewsCorefile = `
 example.com:{port:internal} 168.192.in-addr.arpa:{port:internal} {
+	etcdzone
 	etcd example.com 168.192.in-addr.arpa {
 		endpoint ETCD
 	}
@@ -25,6 +27,9 @@ example.com:{port:internal} 168.192.in-addr.arpa:{port:internal} {
 example.com:{port:external} 168.192.in-addr.arpa:{port:external} {
 	globaladdr 203.0.113.10 2001:db8::10 {
 		ttl 900
+	}
+	etcdzone {
+		ns ns1.example.net ns2.example.net
 	}
 	etcd example.com 168.192.in-addr.arpa {
 		endpoint ETCD
@@ -52,7 +57,8 @@ func startViews(t *testing.T, endpoint string) views {
 
 // check asks both views about every name of before and after, and fails t
 // unless each answers what the records of after say, once r has written
-// them.
+// them. The views follow etcd through a watch: each question is asked again
+// until the answer is right, for up to 10 s.
 func (v views) check(t *testing.T, r Release, before, after []externaldns.Record) {
 	t.Helper()
 	for _, q := range questions(r, before, after) {
@@ -61,9 +67,7 @@ func (v views) check(t *testing.T, r Release, before, after []externaldns.Record
 			if view == "external" {
 				want = q.external
 			}
-			m := new(dns.Msg)
-			m.SetQuestion(dns.Fqdn(q.name), q.qtype)
-			reply, _, err := (&dns.Client{Timeout: 5 * time.Second}).Exchange(m, v.c.Addr(view))
+			reply, err := v.ask(view, q.name, q.qtype, want)
 			if err != nil {
 				t.Errorf("%s view, %s %s: %v", view, q.name, dns.TypeToString[q.qtype], err)
 				continue
@@ -77,6 +81,21 @@ func (v views) check(t *testing.T, r Release, before, after []externaldns.Record
 				}
 			}
 		}
+	}
+}
+
+// ask asks view about name's records of qtype until the answer's summary is
+// want, for up to 10 s, and returns the last answer.
+func (v views) ask(view, name string, qtype uint16, want string) (*dns.Msg, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), qtype)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		reply, _, err := (&dns.Client{Timeout: 5 * time.Second}).Exchange(m, v.c.Addr(view))
+		if err != nil || summary(reply) == want || time.Now().After(deadline) {
+			return reply, err
+		}
+		time.Sleep(20 * time.Millisecond) // polling the watch's effect
 	}
 }
 
