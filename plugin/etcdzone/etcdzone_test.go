@@ -18,6 +18,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 
 	"github.com/miekg/dns"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // newTestZone returns an etcdzone serving example.com from an embedded etcd,
@@ -32,6 +33,12 @@ func newTestZone(t testing.TB, records ...externaldns.Record) (*EtcdZone, *etcdt
 	}
 	t.Cleanup(s.Close)
 	put(t, s, records...)
+	return startTestZone(t, s), s
+}
+
+// startTestZone is newTestZone on the etcd s.
+func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
+	t.Helper()
 	x := &EtcdZone{
 		etcd:        &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
 		apex:        apex{ns: []string{"ns1.example.net."}, ttl: 3600, refresh: 3600, retry: 600, expire: 1209600, minimum: 300},
@@ -52,7 +59,7 @@ func newTestZone(t testing.TB, records ...externaldns.Record) (*EtcdZone, *etcdt
 	if !x.Ready() {
 		t.Fatal("the zone did not load")
 	}
-	return x, s
+	return x
 }
 
 func put(t testing.TB, s *etcdtest.Server, records ...externaldns.Record) {
@@ -220,6 +227,34 @@ func TestChanges(t *testing.T) {
 	}
 	answers("after a sibling's key", "last.example.com.", "192.168.0.64")
 	serialAt("after a sibling's key", resp.Header.Revision)
+}
+
+// TestLoadAfterWritesElsewhere loads a zone whose last change is older than
+// etcd's revision (a key outside the zone was written since), while another
+// watch shares the etcd client, as globaladdr's from etcd does: the zone
+// waits until its watch has seen etcd's revision, and gets the serial of its
+// own last change.
+func TestLoadAfterWritesElsewhere(t *testing.T) {
+	s, err := etcdtest.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	put(t, s, zoneRecords...)
+	last, err := s.Client().Get(context.Background(), "/", clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Client().Put(context.Background(), "/globaladdr/example.com", "203.0.113.10"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
+	defer cancel()
+	s.Client().Watch(ctx, "/globaladdr/example.com", clientv3.WithRev(last.Header.Revision+2))
+	x := startTestZone(t, s)
+	if got, want := exchange(t, x, "example.com.", dns.TypeSOA).Answer[0].(*dns.SOA).Serial, (serial{rev: last.Header.Revision}).value(); got != want {
+		t.Errorf("serial %d, want %d, that of the zone's last change", got, want)
+	}
 }
 
 // TestSkippedKeys writes values the zone can't serve: each is left out and

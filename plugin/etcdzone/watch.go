@@ -6,6 +6,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
 )
 
 const (
@@ -15,6 +16,9 @@ const (
 	// progressEvery is how often a watch that catches up with a load asks
 	// etcd whether it has delivered everything up to the load's revision.
 	progressEvery = 50 * time.Millisecond
+	// catchUpWait bounds how long a load waits for that: an etcd (or a
+	// proxy) that never reports progress must not keep the zone away.
+	catchUpWait = 5 * time.Second
 )
 
 // errStale ends a watch that can no longer bring z up to date: etcd
@@ -81,7 +85,12 @@ type watch struct {
 // run watches until the watch ends, and returns why. *failed, the failure
 // last logged, is cleared once etcd answers again.
 func (w *watch) run(ctx context.Context, failed *string) error {
-	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	// The watch has a gRPC stream of its own (etcd's client shares one
+	// among the watches of the same metadata): etcd reports progress on a
+	// stream only once every watch on it has caught up, and the block's
+	// other watches (globaladdr's from etcd) must not hold that back.
+	ctx = metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(ctx), "etcdzone", w.z.server+" "+w.z.name)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for {
 		c, err := w.events(ctx, failed)
@@ -112,12 +121,19 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 	wch := w.x.etcd.Client.Watch(ctx, z.key, clientv3.WithRange(z.rangeEnd()), clientv3.WithRev(w.next))
 	progress := time.NewTicker(progressEvery)
 	defer progress.Stop()
+	giveUp := time.Now().Add(catchUpWait)
 	for {
 		select {
 		case <-progress.C:
-			// etcd reports progress only once the watch has caught up; an
-			// error here is as good as no report: asked again next time.
-			if w.pending != nil {
+			switch {
+			case w.pending == nil:
+			case time.Now().After(giveUp):
+				log.Warningf("zone %s: etcd reports no progress of the watch; taking revision %d for the zone's last change", z.name, w.loaded)
+				w.written = w.loaded // never too early
+				w.install()
+			default:
+				// etcd reports progress once the watch has caught up; an
+				// error is as good as no report: asked again next time.
 				_ = w.x.etcd.Client.RequestProgress(ctx)
 			}
 		case <-z.rejudge:
