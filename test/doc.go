@@ -13,4 +13,10 @@
 //   - startEtcd (etcd_test.go) starts an embedded etcd and writes records in
 //     external-dns's format;
 //   - exchange and checkCase (query_test.go) send queries and compare replies.
+//
+// The pipeline test (pipeline_test.go) runs programs as well, built by
+// `make kube-bins` into bin/kube/ and skipped without them: startAPIServer
+// (apiserver_test.go) starts a kube-apiserver on the test's etcd, kubectl
+// (kubectl_test.go) creates objects and sets their status through it, and
+// runExternalDNS (externaldns_run_test.go) runs external-dns once.
 package test

@@ -2,10 +2,15 @@ package test
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // startEtcd starts an embedded etcd server for t, with its data in t's
@@ -36,4 +41,29 @@ func deleteRecords(t testing.TB, s *etcdtest.Server, names ...string) {
 			t.Fatalf("delete %s: %v", name, err)
 		}
 	}
+}
+
+// stored returns what s holds for name under /skydns, as external-dns
+// stores it: the host (address or canonical name) or the text of each key
+// directly below the name's key, sorted.
+func stored(t testing.TB, s *etcdtest.Server, name string) []string {
+	t.Helper()
+	dir := externaldns.Key("/skydns", name) + "/"
+	resp, err := s.Client().Get(context.Background(), dir, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatalf("read %s: %v", dir, err)
+	}
+	var values []string
+	for _, kv := range resp.Kvs {
+		if strings.Contains(strings.TrimPrefix(string(kv.Key), dir), "/") {
+			continue // a name below name
+		}
+		var v struct{ Host, Text string }
+		if err := json.Unmarshal(kv.Value, &v); err != nil {
+			t.Fatalf("%s: %v", kv.Key, err)
+		}
+		values = append(values, v.Host+v.Text)
+	}
+	slices.Sort(values)
+	return values
 }

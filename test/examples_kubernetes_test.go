@@ -187,14 +187,20 @@ func checkExternalDNS(t *testing.T, d *appsv1.Deployment, etcdURL string) {
 	}
 }
 
-// readManifests decodes every manifest of corefile-examples/kubernetes.
-func readManifests(t *testing.T) manifests {
-	m := manifests{map[string]*corev1.ConfigMap{}, map[string]*appsv1.Deployment{}, map[string]*corev1.Service{}}
+// manifestFiles returns the files of corefile-examples/kubernetes.
+func manifestFiles(t *testing.T) []string {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(examplesDir, "kubernetes", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no manifests: %v", err)
 	}
-	for _, f := range files {
+	return files
+}
+
+// readManifests decodes every manifest of corefile-examples/kubernetes.
+func readManifests(t *testing.T) manifests {
+	m := manifests{map[string]*corev1.ConfigMap{}, map[string]*appsv1.Deployment{}, map[string]*corev1.Service{}}
+	for _, f := range manifestFiles(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

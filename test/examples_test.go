@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/nameserver"
 
 	"github.com/miekg/dns"
@@ -69,23 +70,8 @@ const upstreamCorefile = `example.org:{port:upstream} {
 func TestCorefileExamples(t *testing.T) {
 	etcd := startEtcd(t)
 	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal))
-	upstream := startCoreDNS(t, upstreamCorefile)
-	key, keyFile := writeKey(t, dns.Fqdn(exampleDomain))
-	secondary := nameserver.FreeLoopbackAddr(t)
-	env := map[string]string{
-		"DOMAIN":        exampleDomain,
-		"GLOBAL_ADDR":   exampleGlobal,
-		"ETCD_ENDPOINT": etcd.Endpoint(),
-		"UPSTREAM":      upstream.Addr("upstream"),
-		"INTERNAL_ADDR": exampleInternalAddr,
-		"EXTERNAL_ADDR": exampleExternalAddr,
-		"DNSSEC_KEY":    keyFile,
-		"LAN_NETWORKS":  exampleInternalAddr + "/32",
-		"SECONDARY":     secondary,
-		"NS":            exampleNS,
-		"TSIG_KEY":      nameserver.TestKey.Name,
-		"TSIG_SECRET":   nameserver.TestKey.Secret,
-	}
+	env, key := exampleEnv(t, etcd)
+	secondary := env["SECONDARY"]
 	setEnv(t, env)
 	signed := func(t *testing.T, addr string) {
 		checkExternalView(t, addr, exampleDomain, exampleGlobal)
@@ -147,6 +133,31 @@ func TestCorefileExamples(t *testing.T) {
 			checkHTTP(t, "http://"+c.Addr("metrics")+"/metrics", "coredns_dns_requests_total")
 		})
 	}
+}
+
+// exampleEnv returns the values the tests give the examples' {$NAME}
+// placeholders, for examples reading their records from etcd: it starts the
+// resolver the internal views forward to, chooses the hidden primary's
+// secondary's address (SECONDARY) and writes the DNSSEC example's key, which
+// it returns too.
+func exampleEnv(t *testing.T, etcd *etcdtest.Server) (map[string]string, *dns.DNSKEY) {
+	t.Helper()
+	upstream := startCoreDNS(t, upstreamCorefile)
+	key, keyFile := writeKey(t, dns.Fqdn(exampleDomain))
+	return map[string]string{
+		"DOMAIN":        exampleDomain,
+		"GLOBAL_ADDR":   exampleGlobal,
+		"ETCD_ENDPOINT": etcd.Endpoint(),
+		"UPSTREAM":      upstream.Addr("upstream"),
+		"INTERNAL_ADDR": exampleInternalAddr,
+		"EXTERNAL_ADDR": exampleExternalAddr,
+		"DNSSEC_KEY":    keyFile,
+		"LAN_NETWORKS":  exampleInternalAddr + "/32",
+		"SECONDARY":     nameserver.FreeLoopbackAddr(t),
+		"NS":            exampleNS,
+		"TSIG_KEY":      nameserver.TestKey.Name,
+		"TSIG_SECRET":   nameserver.TestKey.Secret,
+	}, key
 }
 
 // view is a DNS listener of an example and the check of what it answers.

@@ -6,6 +6,7 @@
 package corednstest
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"regexp"
@@ -43,6 +44,22 @@ var placeholder = regexp.MustCompile(`\{(port|httpport):([A-Za-z0-9_.-]+)\}`)
 // startMu serializes starts and reloads: caddy's start-up touches
 // process-wide state.
 var startMu sync.Mutex
+
+// errNoCorefile is what caddy.LoadCaddyfile returns in a test process.
+var errNoCorefile = errors.New("corednstest: a test's Corefile is a string, not a file: reload it with Server.Reload")
+
+// The reload plugin checks every 30 seconds whether the Corefile that
+// caddy.LoadCaddyfile returns has changed, and restarts the instance with it
+// if so. In a test process there is no Corefile file, and caddy then
+// returns CoreDNS's default one, `.:53 { whoami }`: a test that ran a
+// Corefile with reload for longer would find its listeners gone and a
+// whoami on port 53 of every address. This loader makes caddy.LoadCaddyfile
+// fail instead, and the reload plugin then keeps the running Corefile.
+func init() {
+	caddy.RegisterCaddyfileLoader("corednstest", caddy.LoaderFunc(func(string) (caddy.Input, error) {
+		return nil, errNoCorefile
+	}))
+}
 
 // Start starts CoreDNS in the test process from corefile, in which the
 // listeners' ports are placeholders (see placeholder), and stops it when the

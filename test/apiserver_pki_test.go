@@ -1,0 +1,117 @@
+package test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// apiServerSecrets are the files kube-apiserver starts with, made for one
+// test in its temporary directory, and what its clients need of them.
+type apiServerSecrets struct {
+	certFile, keyFile string // the serving certificate, self-signed for 127.0.0.1, and its key
+	caPEM             []byte // that certificate, which the clients trust
+	saKeyFile         string // the key that signs service account tokens
+	saPubFile         string // its public key, which verifies them
+	tokenFile         string // the static token file
+	token             string // the one token in it: an administrator's (group system:masters)
+}
+
+// writeAPIServerSecrets generates kube-apiserver's keys, its serving
+// certificate and a token in dir.
+func writeAPIServerSecrets(t *testing.T, dir string) apiServerSecrets {
+	t.Helper()
+	s := apiServerSecrets{
+		certFile:  filepath.Join(dir, "apiserver.crt"),
+		keyFile:   filepath.Join(dir, "apiserver.key"),
+		saKeyFile: filepath.Join(dir, "sa.key"),
+		saPubFile: filepath.Join(dir, "sa.pub"),
+		tokenFile: filepath.Join(dir, "tokens.csv"),
+	}
+	key := newKey(t)
+	writePEM(t, s.keyFile, "EC PRIVATE KEY", marshalKey(t, key))
+	s.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: selfSignedCert(t, key)})
+	writeSecret(t, s.certFile, s.caPEM)
+
+	saKey := newKey(t)
+	writePEM(t, s.saKeyFile, "EC PRIVATE KEY", marshalKey(t, saKey))
+	pub, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, s.saPubFile, "PUBLIC KEY", pub)
+
+	token := make([]byte, 16)
+	rand.Read(token)
+	s.token = hex.EncodeToString(token)
+	// token,user,uid,"groups"
+	writeSecret(t, s.tokenFile, []byte(s.token+`,admin,admin,"system:masters"`+"\n"))
+	return s
+}
+
+// newKey returns a new ECDSA P-256 key.
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// marshalKey returns key in SEC 1 form, for an "EC PRIVATE KEY" block.
+func marshalKey(t *testing.T, key *ecdsa.PrivateKey) []byte {
+	t.Helper()
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
+}
+
+// selfSignedCert returns a serving certificate for 127.0.0.1 signed by key
+// itself, valid for a day, in DER.
+func selfSignedCert(t *testing.T, key *ecdsa.PrivateKey) []byte {
+	t.Helper()
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
+}
+
+// writePEM writes der as one PEM block of type typ into the file name,
+// with writeSecret.
+func writePEM(t *testing.T, name, typ string, der []byte) {
+	t.Helper()
+	writeSecret(t, name, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}))
+}
+
+// writeSecret writes data into the file name, readable by its owner only.
+func writeSecret(t *testing.T, name string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

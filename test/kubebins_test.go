@@ -1,0 +1,25 @@
+package test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/globaladdr/globaladdr/internal/prereq"
+)
+
+// kubeBinDir is where `make kube-bins` puts the programs the pipeline test
+// drives, relative to the repository's root: kube-apiserver and kubectl from
+// k8s.io/kubernetes and external-dns, as test/kubernetes/go.mod pins them.
+const kubeBinDir = "bin/kube"
+
+// kubeBin returns the path of the program name in kubeBinDir, or ends t
+// through prereq.Missing when it has not been built.
+func kubeBin(t *testing.T, name string) string {
+	t.Helper()
+	path := filepath.Join(repoRoot(t), kubeBinDir, name)
+	if _, err := os.Stat(path); err != nil {
+		prereq.Missing(t, "%s is not built: run make kube-bins (%v)", name, err)
+	}
+	return path
+}
