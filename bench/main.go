@@ -67,7 +67,7 @@ func main() {
 	flag.IntVar(&o.clients, "clients", 4, "dnsperf clients (-c)")
 	flag.IntVar(&o.samples, "propagation", 20, "propagation samples per path")
 	flag.IntVar(&o.subtree, "subtree", 12000, "hosts in the etcd subtree whose apex query the internal and external blocks are timed on (0: skip)")
-	flag.IntVar(&o.transfer, "transfer", 0, "instead of comparing: time AXFRs of an etcd zone of this many hosts (etcdxfr) and report coredns's peak RSS")
+	flag.IntVar(&o.transfer, "transfer", 0, "instead of comparing: time AXFRs of an etcd zone of this many hosts (etcdzone) and report coredns's peak RSS")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf with mixed queries this long against one external block and sample coredns's RSS and goroutines")
 	flag.StringVar(&o.soakPath, "soak-path", "file", "the path the soak runs on: etcd+cache, etcd or file")
 	flag.StringVar(&o.paths, "paths", "", "the paths to compare, comma-separated (default: all of etcd+cache, etcd, file, rrl)")

@@ -22,7 +22,7 @@ const transferZone = "example.net."
 // with globaladdr (external), as a hidden primary would.
 const transferCorefile = `%[1]s:%[2]d {
 	bind 127.0.0.1
-	etcdxfr {
+	etcdzone {
 		ns ns1.example.org
 	}
 	transfer {
@@ -35,7 +35,7 @@ const transferCorefile = `%[1]s:%[2]d {
 %[1]s:%[3]d {
 	bind 127.0.0.1
 	globaladdr %[5]s
-	etcdxfr {
+	etcdzone {
 		ns ns1.example.org
 	}
 	transfer {
@@ -52,7 +52,7 @@ const transferCorefile = `%[1]s:%[2]d {
 // interleaved rounds, and coredns's peak RSS before and after: the zone is
 // streamed, so the peak should grow by far less than the zone's size.
 func transfer(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint, dir string) error {
-	fmt.Printf("## Zone transfer of a %d-host etcd zone (etcdxfr)\n\n", o.transfer)
+	fmt.Printf("## Zone transfer of a %d-host etcd zone (etcdzone)\n\n", o.transfer)
 	hosts := subtreeShape{name: "transfer", apex: transferZone, addr: func(i int) string { return fmt.Sprintf("10.30.%d.%d", i>>8, i&0xff) }}
 	if err := loadSubtree(ctx, cli, hosts, o.transfer); err != nil {
 		return fmt.Errorf("load %s: %w", transferZone, err)
@@ -132,12 +132,11 @@ func axfr(port int) (records, size int, err error) {
 }
 
 // soaReady waits until the block on port answers the SOA query of
-// transferZone, for up to 30 s. etcdxfr answers it alone: unlike a query for
-// the apex's addresses, it does not make the etcd plugin read the zone.
+// transferZone, for up to 30 s: etcdzone answers it once the zone is loaded.
 func soaReady(ctx context.Context, port int) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if _, err := query(port, transferZone, dns.TypeSOA); err == nil {
+		if r, err := query(port, transferZone, dns.TypeSOA); err == nil && r.Rcode == dns.RcodeSuccess {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -16,11 +16,13 @@ import (
 const stopTimeout = 10 * time.Second
 
 // demoCorefile returns the demo's Corefile: the internal and the external
-// view of example.com, both reading the etcd at endpoint.
+// view of example.com, both answering from the etcd at endpoint as an
+// authoritative server does (etcdzone).
 func demoCorefile(endpoint string) string {
 	return fmt.Sprintf(`# internal view: the records as external-dns wrote them
 example.com:1053 {
 	bind 127.0.0.1
+	etcdzone
 	etcd example.com {
 		endpoint %[1]s
 	}
@@ -32,6 +34,9 @@ example.com:1054 {
 	bind 127.0.0.1
 	globaladdr 203.0.113.10 2001:db8::10 {
 		ttl 900
+	}
+	etcdzone {
+		ns ns1.example.net ns2.example.net
 	}
 	etcd example.com {
 		endpoint %[1]s

@@ -54,7 +54,13 @@ func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.
 		}
 		rw.asked = r.Question[0].Name
 	}
-	return plugin.NextOrFailure(g.Name(), g.Next, ctx, rw, r)
+	rcode, err := plugin.NextOrFailure(g.Name(), g.Next, ctx, rw, r)
+	if rw.given > 0 {
+		// The transfer plugin's own log line counts the records it was
+		// given, before the rewrite.
+		log.Infof("transfer of %s to %s: %d records sent of the %d given", questionName(r), w.RemoteAddr(), rw.sent, rw.given)
+	}
+	return rcode, err
 }
 
 // hiddenName answers NXDOMAIN, with the zone's SOA, for a hidden name.

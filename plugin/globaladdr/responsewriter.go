@@ -18,6 +18,9 @@ type ResponseWriter struct {
 	// asked is the question's name when it is hidden and a backend that
 	// withholds answers it (policy.asked); "" otherwise.
 	asked string
+	// given and sent count the records of a zone transfer's envelopes:
+	// as the plugins below gave them, and as they left.
+	given, sent int
 }
 
 // WriteMsg implements dns.ResponseWriter.
@@ -37,7 +40,10 @@ func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 		return w.ResponseWriter.WriteMsg(m)
 	}
 	t.report(w.ctx)
-	if out != res && emptied(res, out) && !isTransfer(w.req) {
+	if isTransfer(w.req) {
+		w.given += len(res.Answer)
+		w.sent += len(out.Answer)
+	} else if out != res && emptied(res, out) {
 		w.deny(out, allRegistry(res.Answer))
 	}
 	return w.ResponseWriter.WriteMsg(out)

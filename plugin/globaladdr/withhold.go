@@ -1,8 +1,6 @@
 package globaladdr
 
 import (
-	"net"
-
 	"github.com/coredns/coredns/plugin"
 
 	"github.com/miekg/dns"
@@ -32,14 +30,8 @@ func (g *GlobalAddr) Withholds(rr dns.RR) bool {
 // address, has nothing to become: no map covers it, and the global
 // addresses, once known, hold none of its family.
 func (g *GlobalAddr) noGlobalFor(rr dns.RR) bool {
-	var ip net.IP
-	switch rr := rr.(type) {
-	case *dns.A:
-		ip = rr.A
-	case *dns.AAAA:
-		ip = rr.AAAA
-	}
-	a, _ := addrOf(ip, len(ip) == net.IPv4len)
+	ip, v4, _ := address(rr)
+	a, _ := addrOf(ip, v4)
 	globals := g.addrs.Load()
 	return g.policy.lookupMap(a) == nil && globals != nil && len(globals.family(a)) == 0
 }
