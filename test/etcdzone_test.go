@@ -112,11 +112,23 @@ func TestEtcdzoneEtcdLostAndBack(t *testing.T) {
 
 // TestEtcdzoneReplicasAgree runs two replicas of the view on one etcd, and a
 // third started later: they serve the same serial, before and after a key
-// is written and deleted.
+// is written and deleted. With the global addresses from an etcd key, they
+// agree too when the key changes, or is written again unchanged.
 func TestEtcdzoneReplicasAgree(t *testing.T) {
+	t.Run("addresses in the Corefile", func(t *testing.T) { replicasAgree(t, false) })
+	t.Run("addresses from etcd", func(t *testing.T) { replicasAgree(t, true) })
+}
+
+func replicasAgree(t *testing.T, fromEtcd bool) {
 	etcd := startEtcd(t)
 	putRecords(t, etcd, a("app.example.com", "192.168.0.51"))
-	replicas := []*coreDNS{waitLoaded(t, startZoneView(t, etcd.Endpoint())), waitLoaded(t, startZoneView(t, etcd.Endpoint()))}
+	corefile := strings.ReplaceAll(zoneCorefile, "ETCD", etcd.Endpoint())
+	if fromEtcd {
+		putGlobal(t, etcd, "203.0.113.10")
+		corefile = strings.ReplaceAll(corefile, "globaladdr 203.0.113.10", "globaladdr {\n\t\tfrom etcd "+globalKey+"\n\t}")
+	}
+	replica := func() *coreDNS { return waitLoaded(t, startCoreDNS(t, corefile)) }
+	replicas := []*coreDNS{replica(), replica()}
 	agree := func(what string, want uint32) {
 		t.Helper()
 		for i, r := range replicas {
@@ -137,8 +149,18 @@ func TestEtcdzoneReplicasAgree(t *testing.T) {
 	if _, err := etcd.Client().Put(context.Background(), "/elsewhere/key", "x"); err != nil {
 		t.Fatal(err)
 	}
-	replicas = append(replicas, waitLoaded(t, startZoneView(t, etcd.Endpoint())))
+	replicas = append(replicas, replica())
 	agree("with a replica started after the delete and a write elsewhere", zoneSerial(rev))
+	if !fromEtcd {
+		return
+	}
+	putGlobal(t, etcd, "203.0.113.20")
+	agree("after new global addresses", zoneSerial(currentRevision(t, etcd)))
+	putGlobal(t, etcd, "203.0.113.20")
+	rev = currentRevision(t, etcd)
+	agree("after the same global addresses written again", zoneSerial(rev))
+	replicas = append(replicas, replica())
+	agree("with a replica started after that", zoneSerial(rev))
 }
 
 // TestEtcdzoneGarbage writes a value that holds no record into a key of the

@@ -68,6 +68,10 @@ type view interface {
 	// global addresses change, and with them what Withholds says; the
 	// returned function removes it.
 	Subscribe(f func()) (unsubscribe func())
+	// Revision returns the etcd revision at which the view's global
+	// addresses were written, 0 when they do not come from etcd: a part
+	// of the zone's serial.
+	Revision() int64
 	// Withhold tells the view that zones hold nothing Withholds names, so
 	// that it leaves their hidden names to be answered from them; undo
 	// ends it.

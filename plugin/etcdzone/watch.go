@@ -215,7 +215,12 @@ func (w *watch) install() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	first := z.data == nil
-	s := z.serial.at(w.written)
+	written := w.written
+	if x.view != nil {
+		z.viewRev = x.view.Revision()
+		written = max(written, z.viewRev)
+	}
+	s := z.serial.at(written)
 	if first {
 		s = reloaded(z.server, z.name, s)
 	}

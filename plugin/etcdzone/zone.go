@@ -25,6 +25,8 @@ type zone struct {
 	// Guarded by EtcdZone.mu.
 	data   *data // nil until loaded
 	serial serial
+	// viewRev is the view's Revision the serial counts.
+	viewRev int64
 
 	// serialMoved holds a signal while a move of the serial waits to be
 	// announced to the secondaries.
@@ -88,8 +90,10 @@ func signal(ch chan struct{}) {
 }
 
 // rejudge asks the view again about z's address records, after a change of
-// its global addresses, and counts that as a change of the zone: one that
-// etcd does not hold.
+// its global addresses, and counts that as a change of the zone: at the
+// addresses' etcd revision when it is new (which moves the serial only if
+// the zone's last change was earlier: the first addresses a server learns
+// may be older), else as one that etcd does not hold (a file).
 func (x *EtcdZone) rejudge(z *zone) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -98,7 +102,11 @@ func (x *EtcdZone) rejudge(z *zone) {
 	}
 	z.data.rejudge()
 	records.WithLabelValues(z.server, z.name).Set(float64(z.data.count))
-	x.moveSerial(z, z.serial.bumped())
+	s := z.serial.bumped()
+	if rev := x.view.Revision(); rev != z.viewRev {
+		s, z.viewRev = z.serial.at(rev), rev
+	}
+	x.moveSerial(z, s)
 }
 
 // inZone reports whether name is zone or below it, ignoring case.

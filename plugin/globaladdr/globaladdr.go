@@ -28,6 +28,8 @@ type GlobalAddr struct {
 	policy *policy
 	// addrs holds the current global addresses; nil until they are known.
 	addrs atomic.Pointer[globals]
+	// revision is Revision's.
+	revision atomic.Int64
 	// sources keeps addrs up to date from the from sources; nil when the
 	// Corefile gives the addresses.
 	sources *source.Set

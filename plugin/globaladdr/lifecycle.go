@@ -22,10 +22,16 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	}
 	return g.sources.Start(servers, etcdPluginClient(cfg), func(v source.Value) {
 		addrs := newGlobals(v.Addrs)
+		g.revision.Store(v.Revision)
 		g.addrs.Store(addrs)
 		setAddressCount(servers, addrs)
 	})
 }
+
+// Revision returns the etcd revision at which the global addresses in use
+// were written (source.Value.Revision): 0 when they come from the Corefile
+// or from a file, or are not known yet.
+func (g *GlobalAddr) Revision() int64 { return g.revision.Load() }
 
 // stop is globaladdr's OnShutdown, also run for the old instance when the
 // Corefile is reloaded: it stops every source and closes what they opened.
@@ -36,12 +42,13 @@ func (g *GlobalAddr) stop() error {
 	return g.sources.Stop()
 }
 
-// Subscribe registers f to be called each time g's global addresses change
-// because a from source delivered new ones (addresses given in the Corefile
-// never change while the server runs). f is called after the new addresses
-// are in use, on the goroutine of the source that read them, so it must
-// return at once: signal a channel, say. The returned function removes the
-// subscription; call it when the subscriber shuts down.
+// Subscribe registers f to be called each time a from source delivered new
+// global addresses, or the same ones written again in etcd (Revision);
+// addresses given in the Corefile never change while the server runs. f is
+// called after the new addresses are in use, on the goroutine of the source
+// that read them, so it must return at once: signal a channel, say. The
+// returned function removes the subscription; call it when the subscriber
+// shuts down.
 func (g *GlobalAddr) Subscribe(f func()) (unsubscribe func()) {
 	if g.sources == nil {
 		return func() {}

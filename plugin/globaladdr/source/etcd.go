@@ -35,7 +35,7 @@ type etcdSource struct {
 func (s *etcdSource) String() string { return "etcd " + s.key }
 
 // run implements source.
-func (s *etcdSource) run(ctx context.Context, report func(text string, err error)) {
+func (s *etcdSource) run(ctx context.Context, report func(text string, rev int64, err error)) {
 	var delay time.Duration
 	for sleep(ctx, delay) {
 		delay = etcdRetry
@@ -54,14 +54,14 @@ func (s *etcdSource) run(ctx context.Context, report func(text string, err error
 			log.Infof("%s: %s; reading the key again", s, err)
 			delay = 0
 		default:
-			report("", err)
+			report("", 0, err)
 		}
 	}
 }
 
 // read reports the key's value, or that it does not exist, and returns the
 // revision it was read at.
-func (s *etcdSource) read(ctx context.Context, client *clientv3.Client, report func(text string, err error)) (int64, error) {
+func (s *etcdSource) read(ctx context.Context, client *clientv3.Client, report func(text string, rev int64, err error)) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, etcdTimeout)
 	defer cancel()
 	resp, err := client.Get(ctx, s.key)
@@ -69,16 +69,16 @@ func (s *etcdSource) read(ctx context.Context, client *clientv3.Client, report f
 		return 0, fmt.Errorf("reading the key: %w", err)
 	}
 	if len(resp.Kvs) == 0 {
-		report("", errKeyMissing)
+		report("", 0, errKeyMissing)
 	} else {
-		report(string(resp.Kvs[0].Value), nil)
+		report(string(resp.Kvs[0].Value), resp.Kvs[0].ModRevision, nil)
 	}
 	return resp.Header.Revision, nil
 }
 
 // watch reports each change of the key from revision rev on, until the watch
 // ends; it returns why.
-func (s *etcdSource) watch(ctx context.Context, client *clientv3.Client, rev int64, report func(text string, err error)) error {
+func (s *etcdSource) watch(ctx context.Context, client *clientv3.Client, rev int64, report func(text string, rev int64, err error)) error {
 	if s.watching != nil {
 		s.watching(rev)
 	}
@@ -95,9 +95,9 @@ func (s *etcdSource) watch(ctx context.Context, client *clientv3.Client, rev int
 		}
 		ev := resp.Events[len(resp.Events)-1] // the key's latest state
 		if ev.Type == clientv3.EventTypeDelete {
-			report("", errKeyDeleted)
+			report("", 0, errKeyDeleted)
 		} else {
-			report(string(ev.Kv.Value), nil)
+			report(string(ev.Kv.Value), ev.Kv.ModRevision, nil)
 		}
 	}
 	return errors.New("watching the key: the watch ended")

@@ -25,7 +25,7 @@ type fileSource struct {
 func (s *fileSource) String() string { return "file " + s.path }
 
 // run implements source.
-func (s *fileSource) run(ctx context.Context, report func(text string, err error)) {
+func (s *fileSource) run(ctx context.Context, report func(text string, rev int64, err error)) {
 	tick := time.NewTicker(s.poll)
 	defer tick.Stop()
 	type reading struct{ text, err string }
@@ -38,7 +38,7 @@ func (s *fileSource) run(ctx context.Context, report func(text string, err error
 		}
 		if first || now != last {
 			last = now
-			report(text, err)
+			report(text, 0, err)
 		}
 		select {
 		case <-ctx.Done():

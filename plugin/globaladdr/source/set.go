@@ -32,6 +32,11 @@ type Value struct {
 	// Addrs is the union of the last good value of each source, in the
 	// order of the Corefile, each address once.
 	Addrs []netip.Addr
+	// Revision is the greatest etcd revision at which one of the values
+	// the addresses come from was written (its key's ModRevision); 0 when
+	// none comes from etcd. Every replica that reads the same etcd state
+	// sees the same Revision.
+	Revision int64
 }
 
 // source is a place the global addresses come from: a file or an etcd key.
@@ -39,17 +44,19 @@ type source interface {
 	// String names the source, as the Corefile does ("file PATH", "etcd
 	// KEY"), in logs and in the source label of the metrics.
 	String() string
-	// run reports the source's value (text) or why it has none (err), first
-	// at once and then each time either may have changed, until ctx is done.
-	run(ctx context.Context, report func(text string, err error))
+	// run reports the source's value (text), with the etcd revision it was
+	// written at (rev, 0 for a file), or why it has none (err), first at
+	// once and then each time either may have changed, until ctx is done.
+	run(ctx context.Context, report func(text string, rev int64, err error))
 }
 
 // feed is one source and what it last delivered.
 type feed struct {
 	src source
-	// addrs are the addresses of the source's last good value; nil until
-	// it has given one.
+	// addrs are the addresses of the source's last good value, and rev the
+	// revision it was written at; addrs is nil until it has given one.
 	addrs []netip.Addr
+	rev   int64
 	// err is the error last logged for the source, "" while it is fine:
 	// an error is logged and counted once, not at every report.
 	err string
@@ -74,7 +81,7 @@ type Set struct {
 	subs     subscribers
 
 	mu      sync.Mutex // guards the feeds' state and the publication
-	current []netip.Addr
+	current Value
 	servers []string // the server labels of the metrics
 	use     func(Value)
 
@@ -101,7 +108,7 @@ func (s *Set) Start(servers []string, shared *clientv3.Client, use func(Value)) 
 		go func() {
 			defer s.done.Done()
 			defer f.reported()
-			f.src.run(ctx, func(text string, err error) { s.report(f, text, err) })
+			f.src.run(ctx, func(text string, rev int64, err error) { s.report(f, text, rev, err) })
 		}()
 	}
 	timeout := time.NewTimer(startWait)
@@ -131,9 +138,9 @@ func (s *Set) Stop() error {
 	return nil
 }
 
-// report takes what the source of f delivered: a new value, or an error that
-// keeps the last good addresses.
-func (s *Set) report(f *feed, text string, err error) {
+// report takes what the source of f delivered: a new value (written at etcd
+// revision rev), or an error that keeps the last good addresses.
+func (s *Set) report(f *feed, text string, rev int64, err error) {
 	defer f.reported()
 	var addrs []netip.Addr
 	if err == nil {
@@ -159,36 +166,37 @@ func (s *Set) report(f *feed, text string, err error) {
 		log.Infof("%s: valid again", f.src)
 	}
 	f.err = ""
-	if !slices.Equal(addrs, f.addrs) {
-		f.addrs = addrs
+	if !slices.Equal(addrs, f.addrs) || rev != f.rev {
+		f.addrs, f.rev = addrs, rev
 		s.publish()
 	}
 }
 
 // publish makes the union of the feeds' addresses the global addresses,
 // once every feed has some: it hands them to use, then to the subscribers.
+// A value written again unchanged is published too, for its revision.
 func (s *Set) publish() {
-	var all []netip.Addr
+	var v Value
 	for _, f := range s.feeds {
 		if f.addrs == nil {
 			return
 		}
 		for _, a := range f.addrs {
-			if !slices.Contains(all, a) {
-				all = append(all, a)
+			if !slices.Contains(v.Addrs, a) {
+				v.Addrs = append(v.Addrs, a)
 			}
 		}
+		v.Revision = max(v.Revision, f.rev)
 	}
-	if slices.Equal(all, s.current) {
+	switch {
+	case slices.Equal(v.Addrs, s.current.Addrs) && v.Revision == s.current.Revision:
 		return
+	case s.current.Addrs == nil:
+		log.Infof("global addresses now %v", v.Addrs)
+	case !slices.Equal(v.Addrs, s.current.Addrs):
+		log.Infof("global addresses now %v (were %v)", v.Addrs, s.current.Addrs)
 	}
-	if s.current == nil {
-		log.Infof("global addresses now %v", all)
-	} else {
-		log.Infof("global addresses now %v (were %v)", all, s.current)
-	}
-	s.current = all
-	v := Value{Addrs: all}
+	s.current = v
 	s.use(v)
 	s.subs.tell(v)
 }

@@ -162,14 +162,14 @@ func newFakeSource(name string, first fakeValue) *fakeSource {
 
 func (f *fakeSource) String() string { return f.name }
 
-func (f *fakeSource) run(ctx context.Context, report func(string, error)) {
-	report(f.first.text, f.first.err)
+func (f *fakeSource) run(ctx context.Context, report func(string, int64, error)) {
+	report(f.first.text, 0, f.first.err)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case v := <-f.next:
-			report(v.text, v.err)
+			report(v.text, 0, v.err)
 			f.acked <- struct{}{}
 		}
 	}
