@@ -130,6 +130,26 @@ func TestHiddenPrimarySecondaries(t *testing.T) {
 	checkCopies(t, secondaries, "app.example.com.", "new.example.com.")
 }
 
+// TestSecondariesRefuseStrangers runs BIND 9, NSD and Knot as secondaries of
+// a hidden primary with the settings README.md gives them: each transfers
+// the zone, and refuses to transfer its copy to anyone else.
+func TestSecondariesRefuseStrangers(t *testing.T) {
+	addrs := []string{nameserver.FreeLoopbackAddr(t), nameserver.FreeLoopbackAddr(t), nameserver.FreeLoopbackAddr(t)}
+	primary, _, _ := startHiddenPrimary(t, addrs...)
+	ref := nameserver.Primary{Zone: "example.com.", Addr: primary.Addr("primary"), Key: nameserver.TestKey}
+	for i, start := range []func(testing.TB, string, nameserver.Primary, ...nameserver.Option) *nameserver.Server{
+		nameserver.StartBIND, nameserver.StartNSD, nameserver.StartKnot,
+	} {
+		s := start(t, addrs[i], ref, nameserver.Refusing())
+		eventually(t, 10*time.Second, s.Name+": first transfer", func() error {
+			return answers(s.Addr, "app.example.com.", dns.TypeA, []string{"203.0.113.10"})
+		})
+		if rrs, err := nameserver.TryAXFR(s.Addr, "example.com.", nil); err == nil {
+			t.Errorf("%s transferred its copy to a stranger: %d records", s.Name, len(rrs))
+		}
+	}
+}
+
 // answers returns nil when name's records of qtype at addr are exactly want
 // (their data, as text), none meaning NXDOMAIN or NODATA.
 func answers(addr, name string, qtype uint16, want []string) error {

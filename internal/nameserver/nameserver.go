@@ -46,14 +46,36 @@ type Primary struct {
 	Key  Key
 }
 
+// Refusing makes a secondary refuse to transfer its copy, as one that
+// answers the Internet should, with the setting README.md gives for it.
+// Without it, a secondary lets anyone transfer its copy, so that a test can
+// read it.
+func Refusing() Option { return func(o *options) { o.refusing = true } }
+
+// Option is an option of the Start functions.
+type Option func(*options)
+
+type options struct{ refusing bool }
+
+func optionsOf(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
 // StartBIND starts BIND 9's named on addr (from FreeLoopbackAddr) as a
-// secondary of p.Zone, transferring from p.Addr with p.Key, notified by p,
-// and letting anyone transfer its copy (so the test can read it). It stops
-// when t ends.
-func StartBIND(t testing.TB, addr string, p Primary) *Server {
+// secondary of p.Zone, transferring from p.Addr with p.Key and notified by
+// p. It stops when t ends.
+func StartBIND(t testing.TB, addr string, p Primary, opts ...Option) *Server {
 	t.Helper()
 	named := prereq.Program(t, "named", "bind9")
 	dir, host, port, phost, pport := secondaryPlaces(t, addr, p)
+	allow := "any"
+	if optionsOf(opts).refusing {
+		allow = "none"
+	}
 	conf := fmt.Sprintf(`options {
 	directory %[1]q;
 	pid-file %[9]q;
@@ -63,7 +85,6 @@ func StartBIND(t testing.TB, addr string, p Primary) *Server {
 	recursion no;
 	notify no;
 	dnssec-validation no;
-	allow-transfer { any; };
 	transfer-source %[2]s;
 };
 controls { };
@@ -75,8 +96,9 @@ zone %[8]q {
 	type secondary;
 	primaries { %[4]s port %[5]s key %[6]q; };
 	file "zone.db";
+	allow-transfer { %[10]s; };
 };
-`, dir, host, port, phost, pport, p.Key.Name, p.Key.Secret, p.Zone, filepath.Join(dir, "named.pid"))
+`, dir, host, port, phost, pport, p.Key.Name, p.Key.Secret, p.Zone, filepath.Join(dir, "named.pid"), allow)
 	writeFile(t, filepath.Join(dir, "named.conf"), conf)
 	s := &Server{Name: "BIND", Addr: addr}
 	s.out = run(t, named, "-g", "-n", "1", "-c", filepath.Join(dir, "named.conf"))
@@ -85,10 +107,14 @@ zone %[8]q {
 }
 
 // StartNSD starts NSD on addr as a secondary of p, as StartBIND starts BIND.
-func StartNSD(t testing.TB, addr string, p Primary) *Server {
+func StartNSD(t testing.TB, addr string, p Primary, opts ...Option) *Server {
 	t.Helper()
 	nsd := prereq.Program(t, "nsd", "nsd")
 	dir, host, port, phost, pport := secondaryPlaces(t, addr, p)
+	provide := "provide-xfr: 0.0.0.0/0 NOKEY"
+	if optionsOf(opts).refusing {
+		provide = "provide-xfr: 0.0.0.0/0 BLOCKED\n\tprovide-xfr: ::0/0 BLOCKED"
+	}
 	conf := fmt.Sprintf(`server:
 	ip-address: %[2]s
 	port: %[3]s
@@ -115,9 +141,9 @@ zone:
 	allow-notify: %[4]s NOKEY
 	request-xfr: %[4]s@%[5]s %[6]s
 	outgoing-interface: %[2]s
-	provide-xfr: 0.0.0.0/0 NOKEY
+	%[12]s
 `, dir, host, port, phost, pport, p.Key.Name, p.Key.Secret, p.Zone,
-		filepath.Join(dir, "nsd.pid"), filepath.Join(dir, "xfrd.state"), filepath.Join(dir, "zone.list"))
+		filepath.Join(dir, "nsd.pid"), filepath.Join(dir, "xfrd.state"), filepath.Join(dir, "zone.list"), provide)
 	writeFile(t, filepath.Join(dir, "nsd.conf"), conf)
 	s := &Server{Name: "NSD", Addr: addr}
 	s.out = run(t, nsd, "-d", "-c", filepath.Join(dir, "nsd.conf"))
@@ -127,10 +153,14 @@ zone:
 
 // StartKnot starts Knot DNS on addr as a secondary of p, as StartBIND
 // starts BIND.
-func StartKnot(t testing.TB, addr string, p Primary) *Server {
+func StartKnot(t testing.TB, addr string, p Primary, opts ...Option) *Server {
 	t.Helper()
 	knotd := prereq.Program(t, "knotd", "knot")
 	dir, host, port, phost, pport := secondaryPlaces(t, addr, p)
+	acl := "[notify, transfer]"
+	if optionsOf(opts).refusing {
+		acl = "notify" // Knot transfers to no one an acl does not allow
+	}
 	conf := fmt.Sprintf(`server:
     rundir: %[1]q
     listen: %[2]s@%[3]s
@@ -158,9 +188,9 @@ acl:
 zone:
   - domain: %[8]s
     master: primary
-    acl: [notify, transfer]
+    acl: %[10]s
     file: %[9]q
-`, dir, host, port, phost, pport, p.Key.Name, p.Key.Secret, p.Zone, filepath.Join(dir, "zone.db"))
+`, dir, host, port, phost, pport, p.Key.Name, p.Key.Secret, p.Zone, filepath.Join(dir, "zone.db"), acl)
 	writeFile(t, filepath.Join(dir, "knot.conf"), conf)
 	s := &Server{Name: "Knot", Addr: addr}
 	s.out = run(t, knotd, "-c", filepath.Join(dir, "knot.conf"))
