@@ -54,6 +54,7 @@ type options struct {
 	soak        time.Duration
 	subtree     int
 	transfer    int
+	zone        int
 	soakPath    string
 	paths       string
 	keepWorkDir bool
@@ -68,6 +69,7 @@ func main() {
 	flag.IntVar(&o.samples, "propagation", 20, "propagation samples per path")
 	flag.IntVar(&o.subtree, "subtree", 12000, "hosts in the etcd subtree whose apex query the internal and external blocks are timed on (0: skip)")
 	flag.IntVar(&o.transfer, "transfer", 0, "instead of comparing: time AXFRs of an etcd zone of this many hosts (etcdzone) and report coredns's peak RSS")
+	flag.IntVar(&o.zone, "zone", 0, "instead of comparing: time etcdzone's start with a zone of this many records, and report its resident memory")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf with mixed queries this long against one external block and sample coredns's RSS and goroutines")
 	flag.StringVar(&o.soakPath, "soak-path", "file", "the path the soak runs on: etcd+cache, etcd or file")
 	flag.StringVar(&o.paths, "paths", "", "the paths to compare, comma-separated (default: all of etcd+cache, etcd, file, rrl)")
@@ -106,6 +108,9 @@ func run(ctx context.Context, o options) error {
 	defer etcd.Close()
 	if o.transfer > 0 {
 		return transfer(ctx, o, etcd.Client(), etcd.Endpoint(), dir)
+	}
+	if o.zone > 0 {
+		return zoneLoad(ctx, o, etcd.Client(), etcd.Endpoint(), dir)
 	}
 	records := sampleRecords()
 	if err := loadEtcd(ctx, etcd.Client(), records); err != nil {

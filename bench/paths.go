@@ -22,7 +22,7 @@ var variantNames = [2]string{"without", "with"}
 type path struct {
 	name    string
 	cache   bool
-	backend string // "etcd" or "file"
+	backend string // "etcd", "etcdzone" or "file"
 	// rrl makes the blocks differ by rrl instead: both have globaladdr.
 	rrl    bool
 	blocks [2]*block
@@ -43,11 +43,12 @@ func (b *block) String() string {
 	return fmt.Sprintf("%s %s globaladdr (127.0.0.1:%d)", b.path.name, variantNames[b.variant], b.port)
 }
 
-// newPaths returns the three measured paths.
+// newPaths returns the measured paths.
 func newPaths() []*path {
 	paths := []*path{
 		{name: "etcd+cache", cache: true, backend: "etcd"},
 		{name: "etcd", backend: "etcd"},
+		{name: "etcdzone", backend: "etcdzone"},
 		{name: "file", backend: "file"},
 		rrlPath(),
 	}
@@ -121,6 +122,9 @@ func corefile(blocks []*block, etcdEndpoint, zoneFile string) string {
 		}
 		b.WriteString(bl.rrlDirective())
 		switch bl.path.backend {
+		case "etcdzone":
+			b.WriteString("\tetcdzone\n")
+			fallthrough
 		case "etcd":
 			fmt.Fprintf(&b, "\tetcd %s {\n\t\tpath /skydns\n\t\tendpoint %s\n\t}\n", zoneOrigin, etcdEndpoint)
 		case "file":

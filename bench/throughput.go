@@ -63,6 +63,43 @@ func (c *comparison) summarize(paths []*path) {
 			median(c.qps[p.blocks[without]]), median(c.qps[p.blocks[with]]), median(rs), slices.Min(rs), slices.Max(rs), verdict, median(c.cpuRatios[p]))
 	}
 	fmt.Println()
+	c.backends(paths)
+}
+
+// backends prints the external view's queries per second (the "with"
+// blocks, without cache) on etcdzone over those on the etcd plugin and on
+// the file plugin serving the same zone, when the paths include them: the
+// median of each block's rounds.
+func (c *comparison) backends(paths []*path) {
+	qps := func(name string) float64 {
+		if p := findPath(paths, name); p != nil && len(c.qps[p.blocks[with]]) > 0 {
+			return median(c.qps[p.blocks[with]])
+		}
+		return 0
+	}
+	zone := qps("etcdzone")
+	if zone == 0 {
+		return
+	}
+	fmt.Printf("%s, the external view (with globaladdr, no cache) on etcdzone:\n\n| over | median qps | etcdzone's qps over it | target |\n|---|---|---|---|\n", c.title)
+	for _, other := range []struct {
+		name   string
+		target float64
+	}{{"etcd", 0}, {"file", 0.95}} {
+		q := qps(other.name)
+		if q == 0 {
+			continue
+		}
+		verdict := ""
+		if other.target > 0 {
+			verdict = fmt.Sprintf("≥ %.2f: met", other.target)
+			if zone/q < other.target {
+				verdict = fmt.Sprintf("≥ %.2f: MISSED", other.target)
+			}
+		}
+		fmt.Printf("| %s | %.0f | %.3f | %s |\n", other.name, q, zone/q, verdict)
+	}
+	fmt.Println()
 }
 
 const roundHeader = "| round | path | qps without | qps with | ratio | CPU µs/query without | with | lost without/with |\n|---|---|---|---|---|---|---|---|\n"

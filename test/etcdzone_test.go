@@ -163,6 +163,19 @@ func replicasAgree(t *testing.T, fromEtcd bool) {
 	agree("with a replica started after that", zoneSerial(rev))
 }
 
+// TestEtcdzoneRefusesTransfers asks a block without a transfer plugin for
+// the zone: AXFR and IXFR are refused.
+func TestEtcdzoneRefusesTransfers(t *testing.T) {
+	etcd := startEtcd(t)
+	putRecords(t, etcd, a("app.example.com", "192.168.0.51"))
+	c := waitLoaded(t, startZoneView(t, etcd.Endpoint()))
+	for _, qtype := range []uint16{dns.TypeAXFR, dns.TypeIXFR} {
+		if r := query(t, "tcp", c.Addr("view"), "example.com.", qtype); r.Rcode != dns.RcodeRefused {
+			t.Errorf("%s: %s, want REFUSED", dns.TypeToString[qtype], dns.RcodeToString[r.Rcode])
+		}
+	}
+}
+
 // TestEtcdzoneGarbage writes a value that holds no record into a key of the
 // zone: it is left out and counted, and the zone serves on.
 func TestEtcdzoneGarbage(t *testing.T) {

@@ -44,6 +44,20 @@ var (
 		Help:      "Counter of failed reads and watches of the zone's keys in etcd (each retry counts).",
 	}, []string{"server", "zone"})
 
+	transferredSerial = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "transferred_serial",
+		Help:      "The serial of the zone the last transfer (AXFR, or IXFR up to date or not) was answered with; behind coredns_etcdzone_serial while the secondaries have not fetched the zone.",
+	}, []string{"server", "zone"})
+
+	transferErrors = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "transfer_errors_total",
+		Help:      "Counter of transfers of the zone that could not be served (the zone not loaded yet).",
+	}, []string{"server", "zone"})
+
 	notifyErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,

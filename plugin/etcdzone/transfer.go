@@ -29,9 +29,11 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 	if z.data == nil {
 		x.mu.RUnlock()
 		log.Warningf("zone %s: transfer refused: %v", z.name, errNotLoaded)
+		transferErrors.WithLabelValues(z.server, z.name).Inc()
 		return nil, errNotLoaded
 	}
 	soa := z.data.zone.SOA
+	transferredSerial.WithLabelValues(z.server, z.name).Set(float64(soa.Serial))
 	var rrs []dns.RR
 	if serial == 0 || newer(soa.Serial, serial) {
 		rrs = snapshot(z.data)

@@ -1,0 +1,121 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// zoneCorefile serves zone (%[1]s) on port %[2]d with %[3]s: etcdzone
+// from etcd, or the file plugin from a zone file.
+const zoneCorefile = `%[1]s:%[2]d {
+	bind 127.0.0.1
+	%[3]s
+}
+`
+
+// settle is how long the zone measurement lets coredns be after its load
+// before it reads its resident memory: the garbage of the load is returned
+// to the system by then.
+const settle = 10 * time.Second
+
+// zoneLoad measures etcdzone holding a zone of n hosts as external-dns
+// writes them (one A record each, no ownership records): the time from
+// coredns's start to the zone's first answer, and coredns's resident memory
+// a while after, against the same for an empty zone (the difference is the
+// zone's), and against the file plugin loading the same zone from a file.
+func zoneLoad(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint, dir string) error {
+	fmt.Printf("## etcdzone: a zone of %d records\n\n", o.zone)
+	full := subtreeShape{name: "zone", apex: "big.example.net.", addr: func(i int) string { return fmt.Sprintf("10.40.%d.%d", i>>8&0xff, i&0xff) }}
+	written := time.Now()
+	if err := loadSubtree(ctx, cli, full, o.zone); err != nil {
+		return err
+	}
+	fmt.Printf("- written into etcd in %s\n", time.Since(written).Round(time.Millisecond))
+	zoneFile := filepath.Join(dir, "db.big")
+	if err := writeHosts(zoneFile, full, o.zone); err != nil {
+		return err
+	}
+	etcdzone := func(zone string) string {
+		return fmt.Sprintf("etcdzone\n\tetcd %s {\n\t\tendpoint %s\n\t}", strings.TrimSuffix(zone, "."), etcdEndpoint)
+	}
+	fmt.Printf("\n| plugin | records | start → first answer | resident memory %s after |\n|---|---|---|---|\n", settle)
+	var rss [3]int64
+	for i, run := range []struct {
+		plugin, zone, directives string
+		records                  int
+	}{
+		{"etcdzone", "empty.example.net.", etcdzone("empty.example.net."), 0},
+		{"etcdzone", full.apex, etcdzone(full.apex), o.zone},
+		{"file", full.apex, "file " + zoneFile, o.zone},
+	} {
+		start, r, err := startZone(ctx, o, dir, run.zone, run.plugin, run.directives)
+		if err != nil {
+			return err
+		}
+		rss[i] = r
+		fmt.Printf("| %s | %d | %s | %.1f MiB |\n", run.plugin, run.records, start.Round(time.Millisecond), mib(r))
+	}
+	per := float64(o.zone) / 10000
+	fmt.Printf("\nResident memory per 10,000 records (over the empty zone's): etcdzone %.1f MiB, file %.1f MiB.\n\n", mib(rss[1]-rss[0])/per, mib(rss[2]-rss[0])/per)
+	return nil
+}
+
+// writeHosts writes the zone file of s's apex with n hosts, as loadSubtree
+// writes them into etcd.
+func writeHosts(path string, s subtreeShape, n int) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "$ORIGIN %s\n@ 3600 IN SOA ns1.example.org. hostmaster.example.org. 1 3600 600 1209600 300\n@ 3600 IN NS ns1.example.org.\n", s.apex)
+	for i := range n {
+		fmt.Fprintf(&b, "h%05d %d IN A %s\n", i, recordTTL, s.addr(i))
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// startZone starts coredns serving zone with directives, waits for the
+// zone's first answer (the SOA, which etcdzone gives once the zone is
+// loaded), and returns how long that took and coredns's resident memory a
+// while after.
+func startZone(ctx context.Context, o options, dir, zone, plugin, directives string) (time.Duration, int64, error) {
+	port, err := freePort()
+	if err != nil {
+		return 0, 0, err
+	}
+	name := plugin + "." + strings.TrimSuffix(zone, ".")
+	conf := filepath.Join(dir, "Corefile."+name)
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(zoneCorefile, strings.TrimSuffix(zone, "."), port, directives)), 0o644); err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	srv, err := launch(o.coredns, conf, filepath.Join(dir, "coredns."+name+".log"))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer srv.stop()
+	deadline := start.Add(5 * time.Minute)
+	for {
+		if r, err := query(port, zone, dns.TypeSOA); err == nil && r.Rcode == dns.RcodeSuccess {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return 0, 0, fmt.Errorf("%s not loaded within 5 minutes: %s", zone, srv.output())
+		}
+		time.Sleep(5 * time.Millisecond) // polling the load
+	}
+	took := time.Since(start)
+	select {
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	case <-time.After(settle):
+	}
+	rss, _, err := srv.memory()
+	return took, rss, err
+}
