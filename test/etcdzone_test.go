@@ -163,6 +163,38 @@ func replicasAgree(t *testing.T, fromEtcd bool) {
 	agree("with a replica started after that", zoneSerial(rev))
 }
 
+// TestEtcdzoneBypassesCache runs single-process.Corefile, whose views both
+// have cache 30, and checks that a new host is answered by both within 2 s
+// of its write although each view answered its name NXDOMAIN just before,
+// and that a deleted host is gone from both within 2 s: the cache keeps
+// nothing of etcdzone's zones.
+func TestEtcdzoneBypassesCache(t *testing.T) {
+	etcd := startEtcd(t)
+	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal))
+	env, _ := exampleEnv(t, etcd)
+	setEnv(t, env)
+	c := startExample(t, examplePorts.Replace(readExample(t, "single-process.Corefile")), env)
+	views := map[string]string{"internal": "192.168.0.60", "external": exampleGlobal}
+	for view := range views {
+		waitServing(t, c.Addr(view))
+		if err := answers(c.Addr(view), "new.example.com.", dns.TypeA, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	putRecords(t, etcd, a("new.example.com", "192.168.0.60"))
+	for view, want := range views {
+		eventually(t, 2*time.Second, view+" view: the new host", func() error {
+			return answers(c.Addr(view), "new.example.com.", dns.TypeA, []string{want})
+		})
+	}
+	deleteRecords(t, etcd, "new.example.com")
+	for view := range views {
+		eventually(t, 2*time.Second, view+" view: the deleted host", func() error {
+			return answers(c.Addr(view), "new.example.com.", dns.TypeA, nil)
+		})
+	}
+}
+
 // TestEtcdzoneRefusesTransfers asks a block without a transfer plugin for
 // the zone: AXFR and IXFR are refused.
 func TestEtcdzoneRefusesTransfers(t *testing.T) {

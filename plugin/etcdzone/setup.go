@@ -27,11 +27,15 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
-	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
+	x.cfg = dnsserver.GetConfig(c)
+	// The server answers UPDATEs NOTIMP unless a plugin takes them: the
+	// zones answer theirs, refused unless the Corefile has update rules.
+	x.cfg.AllowOpcode(dns.OpcodeUpdate)
+	x.cfg.AddPlugin(func(next plugin.Handler) plugin.Handler {
 		x.Next = next
 		return x
 	})
-	c.OnStartup(func() error { return x.start(dnsserver.GetConfig(c)) })
+	c.OnStartup(func() error { return x.start(x.cfg) })
 	c.OnShutdown(x.shutdown)
 	return nil
 }
@@ -44,7 +48,7 @@ func parse(c *caddy.Controller) (*EtcdZone, error) {
 		retry:   600,
 		expire:  1209600,
 		minimum: 300,
-	}}
+	}, updateLease: defaultUpdateLease}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
 			return nil, c.Errf("%s is given twice in this server block", pluginName)
@@ -92,6 +96,12 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 		err = x.parseDelegate(c, args)
 	case "glue":
 		err = x.parseGlue(c, args)
+	case "update":
+		err = x.parseUpdate(c, args)
+	case "update_allow":
+		err = x.parseUpdateAllow(c, args)
+	case "update_lease":
+		x.updateLease, err = parseLease(c, args)
 	default:
 		err = c.Errf("unknown property %q", property)
 	}
@@ -132,6 +142,67 @@ func (x *EtcdZone) parseGlue(c *caddy.Controller, args []string) error {
 	}
 	x.glue = append(x.glue, g)
 	return nil
+}
+
+// defaultUpdateLease is how long an ACME challenge lives when its client
+// never deletes it: long enough for any CA's validation and its retries.
+const defaultUpdateLease = 3 * time.Hour
+
+// parseUpdate reads "update KEY...": the TSIG keys that may add and delete
+// ACME challenges.
+func (x *EtcdZone) parseUpdate(c *caddy.Controller, args []string) error {
+	keys, err := parseNames(c, args)
+	if err == nil && len(keys) == 0 {
+		err = c.Errf("update needs the names of TSIG keys")
+	}
+	for _, key := range keys {
+		x.rules = append(x.rules, challengeRule(key, where(c)))
+	}
+	return err
+}
+
+// parseUpdateAllow reads "update_allow KEY NAME TYPE...".
+func (x *EtcdZone) parseUpdateAllow(c *caddy.Controller, args []string) error {
+	if len(args) < 3 {
+		return c.Errf("update_allow needs a TSIG key, a name and record types")
+	}
+	key, err := parseName(c, args[:1])
+	if err != nil {
+		return err
+	}
+	r := rule{key: key, name: strings.ToLower(args[1]), where: where(c)}
+	if r.name != "@" && r.name != "*" {
+		name := strings.TrimPrefix(r.name, "*.")
+		if _, err := parseName(c, []string{name}); err != nil {
+			return err
+		}
+		r.name = strings.TrimSuffix(r.name, name) + dns.Fqdn(name)
+	}
+	for _, arg := range args[2:] {
+		switch t, ok := dns.StringToType[strings.ToUpper(arg)]; {
+		case arg == "*":
+			r.types = append(r.types[:0], updatable...)
+		case ok && slices.Contains(updatable, t):
+			r.types = append(r.types, t)
+		default:
+			return c.Errf("%q: update_allow takes the types A, AAAA, CNAME, TXT or *", arg)
+		}
+	}
+	x.rules = append(x.rules, r)
+	return nil
+}
+
+// parseLease reads update_lease: a duration of whole seconds, at least 10 s
+// (etcd's leases are no shorter).
+func parseLease(c *caddy.Controller, args []string) (time.Duration, error) {
+	if len(args) != 1 {
+		return 0, c.ArgErr()
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil || d < 10*time.Second || d%time.Second != 0 {
+		return 0, c.Errf("update_lease %q is not a duration of whole seconds, at least 10s", args[0])
+	}
+	return d, nil
 }
 
 // parseNames reads domain names, lower case and fully qualified. An
