@@ -5,9 +5,10 @@
 // NXDOMAIN, wildcards, delegations, the apex NS set and SOA from the
 // Corefile). It serves the same zone to the transfer plugin (AXFR, IXFR) and
 // has it notify the secondaries when the zone's serial moves; the serial
-// comes from etcd's revisions, so every replica publishes the same. It never
-// writes to etcd, and it rewrites nothing: globaladdr, above it, makes the
-// external view of what it answers.
+// comes from etcd's revisions, so every replica publishes the same. It
+// writes to etcd only what a TSIG-signed RFC 2136 UPDATE that its rules
+// allow asks (ACME challenges), and it rewrites nothing: globaladdr, above
+// it, makes the external view of what it answers.
 package etcdzone
 
 import (
