@@ -110,12 +110,14 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 # fuzz fuzzes the rewrite (FuzzRewrite: arbitrary replies from the backend
-# through ServeDNS with random configurations) for FUZZTIME. A failing input
-# is written to plugin/globaladdr/testdata/fuzz/FuzzRewrite/, where it then
-# runs with every go test.
+# through ServeDNS with random configurations) and the UPDATE parser
+# (FuzzParseUpdate: arbitrary messages, what it accepts applied to stored
+# records) for FUZZTIME each. A failing input is written to the package's
+# testdata/fuzz/, where it then runs with every go test.
 FUZZTIME ?= 10m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/
 
 # image builds $(IMAGE):$(VERSION) and $(IMAGE):latest from ./coredns on
 # $(BASE), with docker when an engine answers, else with buildah (ENGINE=docker

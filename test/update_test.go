@@ -249,8 +249,8 @@ func TestUpdateLease(t *testing.T) {
 // TestUpdateRefused sends UPDATEs that must write nothing: unsigned, with a
 // wrong secret, of an A record, of a TXT record that is no challenge, to the
 // external view, of a zone the block does not serve, malformed, with a
-// prerequisite that fails: each is refused, and etcd's revision does not
-// move. The first five go through nsupdate, as a user would send them.
+// prerequisite that fails, of too many records: each is refused, and etcd's
+// revision does not move. The first five go through nsupdate, as a user would send them.
 func TestUpdateRefused(t *testing.T) {
 	c, etcd := startUpdates(t, "3h")
 	lan, external := c.Addr("lan"), c.Addr("external")
@@ -280,6 +280,11 @@ func TestUpdateRefused(t *testing.T) {
 	prereq.NameUsed([]dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: "_acme-challenge.app.example.com."}}})
 	malformed := challengeUpdate(nil, "_acme-challenge.app.example.com. x")
 	malformed.Ns[0].Header().Class = dns.ClassCHAOS
+	var values []string
+	for i := range 65 {
+		values = append(values, fmt.Sprintf("_acme-challenge.app.example.com. token-%d", i))
+	}
+	oversized := challengeUpdate(nil, values...)
 	for _, tc := range []struct {
 		what  string
 		msg   *dns.Msg
@@ -288,6 +293,7 @@ func TestUpdateRefused(t *testing.T) {
 		{"a zone the block does not serve", other, dns.RcodeRefused},
 		{"a failing prerequisite", prereq, dns.RcodeNameError},
 		{"a malformed update", malformed, dns.RcodeFormatError},
+		{"an oversized update", oversized, dns.RcodeRefused},
 	} {
 		if rcode := sendUpdate(t, "tcp", lan, tc.msg, &nameserver.TestKey); rcode != tc.rcode {
 			t.Errorf("%s: %s, want %s", tc.what, dns.RcodeToString[rcode], dns.RcodeToString[tc.rcode])
