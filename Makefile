@@ -17,6 +17,9 @@ BASE     ?= gcr.io/distroless/static-debian12:nonroot
 # PLATFORMS is what make image builds for: empty, the host; else a
 # comma-separated list of platforms (OS/ARCH[/VARIANT]).
 PLATFORMS ?=
+# TEST_PLATFORMS are the platforms test/image_platforms_test.go builds the
+# image for: make test cross-compiles their binaries beforehand.
+TEST_PLATFORMS := linux/amd64,linux/arm64,linux/arm/v7
 
 export CGO_ENABLED := 0
 
@@ -72,7 +75,7 @@ demo:
 # test runs what CI runs: vet, staticcheck, every test under -race (which
 # needs cgo; the pipeline test with the programs of kube-bins), the
 # conformance tests against external-dns, and a short fuzz pass.
-test: build lint kube-bins
+test: build lint kube-bins $(call platform_bins,$(TEST_PLATFORMS))
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m ./...
 	$(MAKE) externaldns
 	$(MAKE) fuzz FUZZTIME=30s
