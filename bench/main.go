@@ -6,18 +6,21 @@
 //
 // It starts an embedded etcd holding records as external-dns writes them,
 // and the coredns binary with pairs of server blocks that differ only by
-// globaladdr, on three paths (etcd behind cache, etcd, file), and a pair of
-// external views behind cache that differ only by rrl (path rrl, rates that
-// limit nothing). It runs dnsperf
+// globaladdr, on four paths (etcd behind cache, etcd, etcdzone, file), and a
+// pair of external views behind cache that differ only by rrl (path rrl,
+// rates that limit nothing). It runs dnsperf
 // against each block of a pair in turn, round after round, and prints the
 // queries per second, the with/without ratio of each path (median of the
-// rounds) and coredns's peak RSS; then the propagation time from an etcd
+// rounds), the external view on etcdzone over the same view on etcd and on
+// file, and coredns's peak RSS; then the propagation time from an etcd
 // write to the external view's first rewritten answer; and the time per apex
 // query of a 12,000-host etcd subtree, external block against internal.
 //
 // With -soak DURATION it instead runs dnsperf with mixed names and types
 // against one external block for that long and checks that no query is lost,
-// that coredns's RSS stays flat and that its goroutines do not grow.
+// that coredns's RSS stays flat and that its goroutines do not grow. With
+// -transfer N it times AXFRs of an etcdzone zone of N hosts; with -zone N,
+// etcdzone's start with a zone of N records, and its resident memory.
 //
 // Everything listens on loopback, on ports that were free; everything the
 // command starts is stopped before it exits. It needs dnsperf (Debian
@@ -72,7 +75,7 @@ func main() {
 	flag.IntVar(&o.zone, "zone", 0, "instead of comparing: time etcdzone's start with a zone of this many records, and report its resident memory")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf with mixed queries this long against one external block and sample coredns's RSS and goroutines")
 	flag.StringVar(&o.soakPath, "soak-path", "file", "the path the soak runs on: etcd+cache, etcd or file")
-	flag.StringVar(&o.paths, "paths", "", "the paths to compare, comma-separated (default: all of etcd+cache, etcd, file, rrl)")
+	flag.StringVar(&o.paths, "paths", "", "the paths to compare, comma-separated (default: all of etcd+cache, etcd, etcdzone, file, rrl)")
 	flag.BoolVar(&o.keepWorkDir, "keep", false, "keep the work directory (Corefile, zone, queries, coredns's log)")
 	flag.Parse()
 
