@@ -36,8 +36,8 @@ scrape_configs:
 
 // startPrometheus starts Prometheus on a free loopback port, scraping
 // target (host:port, its /metrics) and evaluating the rules of ruleFile,
-// with its data in t's temporary directory, and waits until it is ready.
-// It is killed when t ends; its output is logged if t failed.
+// with its data in t's temporary directory (startProgram), and waits until
+// it is ready.
 func startPrometheus(t *testing.T, target, ruleFile string) *prometheusServer {
 	t.Helper()
 	bin := prereq.Program(t, "prometheus", "prometheus")
@@ -51,43 +51,13 @@ func startPrometheus(t *testing.T, target, ruleFile string) *prometheusServer {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	logFile := filepath.Join(dir, "prometheus.log")
-	out, err := os.Create(logFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	cmd := exec.Command(bin,
+	prom := startProgram(t, "prometheus", exec.Command(bin,
 		"--config.file="+config,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr,
-	)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("prometheus: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			log, _ := os.ReadFile(logFile)
-			t.Logf("prometheus's output:\n%s", log)
-		}
-	})
+	), dir)
 	p := &prometheusServer{url: "http://" + addr}
-	eventually(t, time.Minute, "prometheus is ready", func() error {
-		select {
-		case <-exited:
-			t.Fatalf("prometheus exited: %v", cmd.ProcessState)
-		default:
-		}
-		return p.get("/-/ready", nil, nil)
-	})
+	prom.awaitReady(t, time.Minute, func() error { return p.get("/-/ready", nil, nil) })
 	return p
 }
 
