@@ -36,18 +36,27 @@ func helm(t *testing.T) string {
 
 // runHelm runs helm with args and returns its standard output; t fails at
 // once when helm fails. Its standard error, which holds warnings such as
-// the one for the chart's links to monitoring/, is logged only then.
+// the one for the chart's links to monitoring/, is shown only then.
 func runHelm(t *testing.T, args ...string) string {
+	t.Helper()
+	stdout, stderr, err := tryHelm(t, args...)
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stdout, stderr)
+	}
+	return stdout
+}
+
+// tryHelm runs helm with args and returns its standard output and error,
+// and whether it failed.
+func tryHelm(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
+	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, helm(t), args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String()
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 // helmTemplate renders the chart as helmRelease in the default namespace
@@ -78,5 +87,30 @@ func TestHelmLint(t *testing.T) {
 	runHelm(t, "lint", "--strict", chartDir)
 	for _, f := range chartValuesFiles(t) {
 		runHelm(t, "lint", "--strict", chartDir, "--values", f)
+	}
+}
+
+// TestHelmRefuses checks that the chart refuses values that would make a
+// release fail or leak, with a message that says why: views told apart by
+// the client's address behind a Service that rewrites it, a hidden primary
+// without its key, addresses beside a source, and a misspelled value
+// (values.schema.json).
+func TestHelmRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"views=clients", "service.externalTrafficPolicy=Cluster"}, "service.externalTrafficPolicy must be Local"},
+		{[]string{"views=hidden-primary", "hiddenPrimary.secondaries={192.0.2.53:53}"}, "hiddenPrimary.tsig.secretName names the Secret"},
+		{[]string{"globaladdr.from.etcdKey=/globaladdr/example.com"}, "addresses or from sources, not both"},
+		{[]string{"globaladdr.adresses={203.0.113.10}"}, "additional properties 'adresses' not allowed"},
+	} {
+		args := []string{"template", helmRelease, chartDir}
+		for _, s := range tc.set {
+			args = append(args, "--set", s)
+		}
+		if _, stderr, err := tryHelm(t, args...); err == nil || !strings.Contains(stderr, tc.want) {
+			t.Errorf("helm template --set %q: %v, want an error saying %q:\n%s", tc.set, err, tc.want, stderr)
+		}
 	}
 }
