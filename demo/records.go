@@ -28,6 +28,7 @@ var tryIt = []struct{ query, internal, external string }{
 	{"app.example.com AAAA", "fd00::51", "2001:db8::10, TTL 900"},
 	{"shop.example.com A", "192.168.0.61 192.168.0.62 198.51.100.20", "203.0.113.10 (once) 198.51.100.20 (public, as is)"},
 	{"www.example.com A", "CNAME app.example.com, 192.168.0.51", "CNAME app.example.com, 203.0.113.10"},
+	{"www.example.com CNAME", "app.example.com", "app.example.com"},
 	{"public.example.com A", "198.51.100.30", "198.51.100.30 (public, as is)"},
 	{"a-app.example.com TXT", `"heritage=external-dns,..." (ownership record)`, "NXDOMAIN (ownership records stay inside)"},
 	{"example.org A", "REFUSED", "REFUSED (no open resolver)"},

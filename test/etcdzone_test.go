@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 // etcd at ETCD.
 const zoneCorefile = `example.com:{port:view} {
 	prometheus :{httpport:metrics}
+	ready :{httpport:ready}
 	globaladdr 203.0.113.10
 	etcdzone {
 		ns ns1.example.net ns2.example.net
@@ -35,8 +37,9 @@ func startZoneView(t *testing.T, endpoint string) *coreDNS {
 }
 
 // TestEtcdzoneStartsWithEtcdDown starts the view while etcd is down: the
-// zone's queries get SERVFAIL, never a partial zone or NXDOMAIN, until etcd
-// is back; then the zone loads by itself.
+// zone's queries get SERVFAIL, never a partial zone or NXDOMAIN, and the
+// ready plugin reports it not ready, until etcd is back; then the zone loads
+// by itself.
 func TestEtcdzoneStartsWithEtcdDown(t *testing.T) {
 	etcd := startEtcd(t)
 	putRecords(t, etcd, a("app.example.com", "192.168.0.51"))
@@ -47,12 +50,22 @@ func TestEtcdzoneStartsWithEtcdDown(t *testing.T) {
 			t.Errorf("%s before the zone is loaded: %s, want SERVFAIL", name, dns.RcodeToString[r.Rcode])
 		}
 	}
+	ready := "http://" + c.Addr("ready") + "/ready"
+	resp, err := http.Get(ready)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("ready before the zone is loaded: %s, want 503", resp.Status)
+	}
 	if err := etcd.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 60*time.Second, "the zone once etcd is up", func() error {
 		return answers(c.Addr("view"), "app.example.com.", dns.TypeA, []string{"203.0.113.10"})
 	})
+	waitReady(t, ready)
 }
 
 // TestEtcdzoneEtcdLostAndBack takes etcd away from the view (not from the
@@ -161,6 +174,38 @@ func replicasAgree(t *testing.T, fromEtcd bool) {
 	agree("after the same global addresses written again", zoneSerial(rev))
 	replicas = append(replicas, replica())
 	agree("with a replica started after that", zoneSerial(rev))
+}
+
+// TestEtcdzoneBypassesCache runs single-process.Corefile, whose views both
+// have cache 30, and checks that a new host is answered by both within 2 s
+// of its write although each view answered its name NXDOMAIN just before,
+// and that a deleted host is gone from both within 2 s: the cache keeps
+// nothing of etcdzone's zones.
+func TestEtcdzoneBypassesCache(t *testing.T) {
+	etcd := startEtcd(t)
+	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal))
+	env, _ := exampleEnv(t, etcd)
+	setEnv(t, env)
+	c := startExample(t, examplePorts.Replace(readExample(t, "single-process.Corefile")), env)
+	views := map[string]string{"internal": "192.168.0.60", "external": exampleGlobal}
+	for view := range views {
+		waitServing(t, c.Addr(view))
+		if err := answers(c.Addr(view), "new.example.com.", dns.TypeA, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	putRecords(t, etcd, a("new.example.com", "192.168.0.60"))
+	for view, want := range views {
+		eventually(t, 2*time.Second, view+" view: the new host", func() error {
+			return answers(c.Addr(view), "new.example.com.", dns.TypeA, []string{want})
+		})
+	}
+	deleteRecords(t, etcd, "new.example.com")
+	for view := range views {
+		eventually(t, 2*time.Second, view+" view: the deleted host", func() error {
+			return answers(c.Addr(view), "new.example.com.", dns.TypeA, nil)
+		})
+	}
 }
 
 // TestEtcdzoneRefusesTransfers asks a block without a transfer plugin for

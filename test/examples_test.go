@@ -91,6 +91,9 @@ func TestCorefileExamples(t *testing.T) {
 		{"single-process.Corefile", func(c *coreDNS) []view {
 			return []view{{"internal", c.Addr("internal"), checkInternal}, {"external", c.Addr("external"), checkExternal}}
 		}},
+		{"acme.Corefile", func(c *coreDNS) []view {
+			return []view{{"internal", c.Addr("internal"), checkInternal}, {"external", c.Addr("external"), checkExternal}}
+		}},
 		{"bind-split.Corefile", func(c *coreDNS) []view {
 			_, port, _ := net.SplitHostPort(c.Addr("dns"))
 			return []view{

@@ -464,6 +464,8 @@ func TestEtcdzoneStartErrors(t *testing.T) {
 		{block("{\n\t\tdelegate lab.example.com ns1.lab.example.com\n\t}", ""), "Corefile:3", `"ns1.lab.example.com." lies inside lab.example.com.: give its address with glue`},
 		{block("{\n\t\tns ns1.example.net\n\t\tglue ns9.example.com 192.0.2.1\n\t}", ""), "Corefile:4", `"ns9.example.com." is no name server`},
 		{block("{\n\t\tns ns1.example.net\n\t\tglue ns1.example.net 192.0.2.1\n\t}", ""), "Corefile:4", `"ns1.example.net.": glue must lie inside one of the zones`},
+		{block("{\n\t\tupdate acme.example.com.\n\t}", ""), "Corefile:3", "update needs the tsig plugin in this server block"},
+		{block("{\n\t\tupdate_allow k.example.com. *.example.org A\n\t}", "\ttsig {\n\t\tsecret k.example.com. "+nameserver.TestKey.Secret+"\n\t}\n"), "Corefile:3", `"*.example.org.": update_allow's name must lie in one of the zones`},
 	} {
 		_, err := tryStartCoreDNS(t, tc.corefile)
 		if err == nil {

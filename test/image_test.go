@@ -34,11 +34,11 @@ import (
 // imageUser is the user the image runs as: distroless's nonroot.
 const imageUser = "65532:65532"
 
-// imageCorefile is what TestImage's container serves: an internal address
-// from hosts, rewritten by globaladdr, on port 53 of the loopback address
-// ADDR, which a non-root process can only listen on with
-// cap_net_bind_service.
-const imageCorefile = `example.org:53 {
+// imageCorefile is what the images' CoreDNS serves: an internal address
+// from hosts, rewritten by globaladdr (imageCase), on port PORT of the
+// loopback address ADDR. TestImage's container listens on port 53, which a
+// non-root process can only listen on with cap_net_bind_service.
+const imageCorefile = `example.org:PORT {
 	bind ADDR
 	globaladdr 203.0.113.10 {
 		ttl 900
@@ -48,6 +48,12 @@ const imageCorefile = `example.org:53 {
 	}
 }
 `
+
+// imageCase is imageCorefile's question and the answer globaladdr rewrites.
+var imageCase = test.Case{
+	Qname: "www.example.org.", Qtype: dns.TypeA,
+	Answer: []dns.RR{test.A("www.example.org. 900 IN A 203.0.113.10")},
+}
 
 // TestImage builds the image as `make image BASE=scratch` does, offline,
 // from the ./coredns that make built, checks its configuration and its
@@ -64,9 +70,18 @@ func TestImage(t *testing.T) {
 		prereq.Missing(t, "the image test needs %s/coredns: run make (or make test) first", root)
 	}
 
-	ref := buildImage(t, e, root)
+	ref := buildImage(t, e, root, "-o", "coredns")
 	img := readImage(t, e, ref)
+	checkImage(t, img)
+	t.Run("serves", func(t *testing.T) {
+		checkContainer(t, e, ref, img.Config.Entrypoint)
+	})
+}
 
+// checkImage checks, in subtests, what every image must be: its
+// configuration as the Dockerfile sets it, and its /coredns, a static binary
+// with the capability to listen on port 53.
+func checkImage(t *testing.T, img image) {
 	t.Run("config", func(t *testing.T) {
 		c := img.Config
 		if c.User != imageUser {
@@ -97,9 +112,6 @@ func TestImage(t *testing.T) {
 			t.Errorf("/coredns: %v", err)
 		}
 	})
-	t.Run("serves", func(t *testing.T) {
-		checkContainer(t, e, ref, img.Config.Entrypoint)
-	})
 }
 
 // checkContainer runs a container of the image ref on the host's network
@@ -112,21 +124,14 @@ func checkContainer(t *testing.T, e imageEngine, ref string, entrypoint []string
 	// The container's user reads the Corefile and writes its pid file.
 	chmod(t, conf, 0o755)
 	chmod(t, run, 0o777)
-	corefile := strings.ReplaceAll(imageCorefile, "ADDR", addr)
+	corefile := strings.NewReplacer("ADDR", addr, "PORT", "53").Replace(imageCorefile)
 	if err := os.WriteFile(filepath.Join(conf, "Corefile"), []byte(corefile), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c := e.run(t, ref, entrypoint, map[string]string{conf: "/etc/coredns", run: "/run/coredns"},
 		"-conf", "/etc/coredns/Corefile", "-pidfile", "/run/coredns/coredns.pid")
-	version := c.waitFor(t, "CoreDNS-")
-	if !strings.Contains(version, "globaladdr-") {
-		t.Errorf("version %q does not name globaladdr", version)
-	}
-
-	checkCase(t, net.JoinHostPort(addr, "53"), test.Case{
-		Qname: "www.example.org.", Qtype: dns.TypeA,
-		Answer: []dns.RR{test.A("www.example.org. 900 IN A 203.0.113.10")},
-	})
+	c.waitStarted(t)
+	checkCase(t, net.JoinHostPort(addr, "53"), imageCase)
 
 	fi, err := os.Stat(filepath.Join(run, "coredns.pid"))
 	if err != nil {
@@ -138,15 +143,16 @@ func checkContainer(t *testing.T, e imageEngine, ref string, entrypoint []string
 	}
 }
 
-// buildImage runs `make image` with BASE=scratch, so that no registry is
-// needed, under a name of its own, without rebuilding ./coredns (make -o),
-// and removes the image when t ends. It returns the image's reference.
-func buildImage(t *testing.T, e imageEngine, root string) string {
+// buildImage runs `make image` with makeArgs (make -o for each binary not
+// to rebuild, PLATFORMS) and BASE=scratch, so that no registry is needed,
+// under a name of its own, and removes the image when t ends. It returns the
+// image's reference.
+func buildImage(t *testing.T, e imageEngine, root string, makeArgs ...string) string {
 	name := fmt.Sprintf("globaladdr-imagetest-%d-%d", os.Getpid(), rand.Uint32())
 	t.Cleanup(func() { e.remove(name+":test", name+":latest") })
 	start := time.Now()
-	out, err := exec.Command("make", "-C", root, "-o", "coredns", "image",
-		"ENGINE="+e.name, "BASE=scratch", "IMAGE="+name, "VERSION=test").CombinedOutput()
+	args := append([]string{"-C", root, "image", "ENGINE=" + e.name, "BASE=scratch", "IMAGE=" + name, "VERSION=test"}, makeArgs...)
+	out, err := exec.Command("make", args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("make image: %v\n%s", err, out)
 	}
@@ -157,6 +163,8 @@ func buildImage(t *testing.T, e imageEngine, root string) string {
 // image is what TestImage checks of an image.
 type image struct {
 	Config imageConfig
+	// Platform is the configuration's os/architecture[/variant].
+	Platform string
 	// Binary is /coredns's header in the image's layers, nil if there is
 	// none; Content is its content.
 	Binary  *tar.Header
@@ -188,12 +196,14 @@ func readImage(t *testing.T, e imageEngine, ref string) image {
 	if err := json.Unmarshal(files["manifest.json"].data, &manifest); err != nil || len(manifest) != 1 {
 		t.Fatalf("%s's archive: manifest.json holds no single image (%v)", ref, err)
 	}
-	var img image
-	var config struct{ Config imageConfig }
+	var config struct {
+		Config                    imageConfig
+		OS, Architecture, Variant string
+	}
 	if err := json.Unmarshal(files[manifest[0].Config].data, &config); err != nil {
 		t.Fatalf("%s's configuration: %v", ref, err)
 	}
-	img.Config = config.Config
+	img := image{Config: config.Config, Platform: path.Join(config.OS, config.Architecture, config.Variant)}
 	for _, layer := range manifest[0].Layers {
 		f, ok := files[layer]
 		if !ok {
@@ -398,9 +408,21 @@ func (e imageEngine) save(t *testing.T, ref, file string) {
 	e.command(t, "push", "--quiet", ref, "docker-archive:"+file)
 }
 
-// remove removes the images refs, ignoring failures.
+// remove removes the images refs, ignoring failures. Of those that are
+// buildah's manifest lists, it removes the listed images first: while they
+// are there, buildah takes a list's name for the host's image in it, and
+// removes neither.
 func (e imageEngine) remove(refs ...string) {
-	exec.Command(e.name, append([]string{"rmi", "--force"}, refs...)...).Run()
+	var listed []string
+	for _, ref := range refs {
+		listed = append(listed, e.listedImages(ref)...)
+	}
+	slices.Sort(listed)
+	for _, images := range [][]string{slices.Compact(listed), refs} {
+		if len(images) > 0 {
+			exec.Command(e.name, append([]string{"rmi", "--force"}, images...)...).Run()
+		}
+	}
 }
 
 // run starts a container of the image ref on the host's network, with
@@ -429,7 +451,7 @@ func (e imageEngine) run(t *testing.T, ref string, entrypoint []string, mounts m
 }
 
 // container is a running container's process, docker run or buildah run in
-// the foreground, and its output.
+// the foreground, or the image's binary run by itself, and its output.
 type container struct {
 	mu    sync.Mutex
 	lines []string // the output so far
@@ -438,8 +460,9 @@ type container struct {
 	changed chan struct{}
 }
 
-// startContainer starts cmd, a docker run or buildah run, and stops it when
-// t ends: both pass SIGTERM on to the container's process.
+// startContainer starts cmd, a docker run or buildah run (or a binary taken
+// out of an image), and stops it when t ends: both pass SIGTERM on to the
+// container's process.
 func startContainer(t *testing.T, cmd *exec.Cmd) *container {
 	r, w := io.Pipe()
 	cmd.Stdout, cmd.Stderr = w, w
@@ -511,6 +534,16 @@ func (c *container) waitFor(t *testing.T, prefix string) string {
 		case <-timeout:
 			t.Fatalf("the container printed no %q within %v:\n%s", prefix, containerTimeout, c.output())
 		}
+	}
+}
+
+// waitStarted waits until CoreDNS in the container has started, printing
+// its version, and checks that the version names globaladdr.
+func (c *container) waitStarted(t *testing.T) {
+	t.Helper()
+	version := c.waitFor(t, "CoreDNS-")
+	if !strings.Contains(version, "globaladdr-") {
+		t.Errorf("version %q does not name globaladdr", version)
 	}
 }
 

@@ -119,9 +119,13 @@ func (p *Policy) IsInternal(a netip.Addr) bool {
 
 // Hidden reports whether name is a hidden name or below one, or the
 // reverse-mapping name (in-addr.arpa, ip6.arpa) of an internal address or
-// of a prefix of internal addresses only, or below one.
+// of a prefix of internal addresses only, or below one. The name of an ACME
+// challenge (its first label _acme-challenge) is shown, wherever it is.
 func (p *Policy) Hidden(name string) bool {
 	l := Labels(name)
+	if len(l) > 0 && strings.EqualFold(l[0], "_acme-challenge") {
+		return false
+	}
 	for _, h := range p.Hide {
 		hl := Labels(h)
 		if len(hl) <= len(l) && equalFold(hl, l[len(l)-len(hl):]) {

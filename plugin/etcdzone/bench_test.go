@@ -8,6 +8,7 @@ import (
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/file"
+	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/coredns/coredns/plugin/test"
 
 	"github.com/globaladdr/globaladdr/internal/externaldns"
@@ -40,6 +41,7 @@ func benchmark(b *testing.B, h plugin.Handler) {
 
 // BenchmarkQueryEtcdzone is an A query answered by etcdzone, from memory.
 func BenchmarkQueryEtcdzone(b *testing.B) {
+	clog.Discard() // benchstat reads the output
 	x, _ := newTestZone(b, benchRecords()...)
 	benchmark(b, x)
 }
@@ -47,6 +49,7 @@ func BenchmarkQueryEtcdzone(b *testing.B) {
 // BenchmarkQueryEtcd is the same query answered by the etcd plugin, from
 // etcd.
 func BenchmarkQueryEtcd(b *testing.B) {
+	clog.Discard() // benchstat reads the output
 	x, _ := newTestZone(b, benchRecords()...)
 	benchmark(b, x.etcd)
 }
@@ -54,6 +57,7 @@ func BenchmarkQueryEtcd(b *testing.B) {
 // BenchmarkQueryFile is the same query answered by the file plugin, from
 // the same zone in a zone file.
 func BenchmarkQueryFile(b *testing.B) {
+	clog.Discard() // benchstat reads the output
 	var zone strings.Builder
 	fmt.Fprintf(&zone, testSOA+"\nexample.com. 3600 IN NS ns1.example.net.\n", 1)
 	for i := range benchHosts {

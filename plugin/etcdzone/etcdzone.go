@@ -5,15 +5,18 @@
 // NXDOMAIN, wildcards, delegations, the apex NS set and SOA from the
 // Corefile). It serves the same zone to the transfer plugin (AXFR, IXFR) and
 // has it notify the secondaries when the zone's serial moves; the serial
-// comes from etcd's revisions, so every replica publishes the same. It never
-// writes to etcd, and it rewrites nothing: globaladdr, above it, makes the
-// external view of what it answers.
+// comes from etcd's revisions, so every replica publishes the same. It
+// writes to etcd only what a TSIG-signed RFC 2136 UPDATE that its rules
+// allow asks (ACME challenges), and it rewrites nothing: globaladdr, above
+// it, makes the external view of what it answers.
 package etcdzone
 
 import (
 	"context"
 	"sync"
+	"time"
 
+	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
@@ -35,9 +38,16 @@ type EtcdZone struct {
 	apex        apex
 	delegations []delegation
 	glue        []glue
+	// rules say who may change what by UPDATE; none: UPDATEs are refused.
+	rules []rule
+	// updateLease is how long a record written under a rule with a lease
+	// lives unless deleted before.
+	updateLease time.Duration
 	// where is the Corefile's file and line of the directive, for
 	// start-up errors.
 	where string
+	// cfg is the server block's configuration.
+	cfg *dnsserver.Config
 
 	// Set at start-up: the block's etcd plugin, its transfer plugin and
 	// its view (each nil when the block has none), and the zones.
@@ -81,6 +91,20 @@ type view interface {
 // Name implements plugin.Handler.
 func (x *EtcdZone) Name() string { return pluginName }
 
+// CacheBypassZones implements cache.ZoneBypasser: the block's cache does not
+// keep the answers of the plugin's zones, which it answers from memory and
+// which change with etcd at any moment (a new host, an ACME challenge): a
+// change is in the answers at once, a deleted record gone at once.
+func (x *EtcdZone) CacheBypassZones() []string {
+	if len(x.zoneNames) > 0 {
+		return x.zoneNames
+	}
+	if e, ok := x.cfg.Handler("etcd").(*etcd.Etcd); ok {
+		return e.Zones
+	}
+	return nil
+}
+
 // Ready implements ready.Readiness: the plugin is ready once every zone is
 // loaded.
 func (x *EtcdZone) Ready() bool {
@@ -95,15 +119,21 @@ func (x *EtcdZone) Ready() bool {
 }
 
 // ServeDNS implements plugin.Handler. It answers the queries for its zones
-// from memory. Zone transfers go down the chain to the transfer plugin,
-// which asks Transfer; without one they are refused. Everything else goes
-// down the chain untouched.
+// from memory, and their UPDATEs (refused unless the Corefile has rules for
+// them). Zone transfers go down the chain to the transfer plugin, which asks
+// Transfer; without one they are refused. Everything else goes down the
+// chain untouched.
 func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	if len(r.Question) != 1 || r.Opcode != dns.OpcodeQuery {
-		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
+	var z *zone
+	if len(r.Question) == 1 {
+		z = x.zoneOf(r.Question[0].Name)
 	}
-	z := x.zoneOf(r.Question[0].Name)
-	if z == nil {
+	switch {
+	case z == nil:
+		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
+	case r.Opcode == dns.OpcodeUpdate:
+		return x.serveUpdate(ctx, w, r, z)
+	case r.Opcode != dns.OpcodeQuery:
 		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
 	}
 	switch r.Question[0].Qtype {

@@ -18,6 +18,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 
 	"github.com/miekg/dns"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -181,52 +182,49 @@ func TestChanges(t *testing.T) {
 		}
 	}
 
-	resp, err := cli.Put(context.Background(), "/skydns/com/example/new/1", `{"host":"192.168.0.60"}`)
-	if err != nil {
-		t.Fatal(err)
+	// write puts value at key ("" deletes it) and returns the revision.
+	write := func(key, value string) int64 {
+		t.Helper()
+		var header *etcdserverpb.ResponseHeader
+		if value == "" {
+			resp, err := cli.Delete(context.Background(), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			header = resp.Header
+		} else {
+			resp, err := cli.Put(context.Background(), key, value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			header = resp.Header
+		}
+		return header.Revision
 	}
+	const x0, x1 = `{"host":"192.168.0.60","targetstrip":1}`, `{"host":"192.168.0.61","targetstrip":1}`
+
+	rev := write("/skydns/com/example/new/1", `{"host":"192.168.0.60"}`)
 	answers("put", "1.new.example.com.", "192.168.0.60")
-	serialAt("put", resp.Header.Revision)
-
-	if _, err := cli.Put(context.Background(), "/skydns/com/example/new/x/2", `{"host":"192.168.0.60","targetstrip":1}`); err != nil {
-		t.Fatal(err)
-	}
-	resp, err = cli.Put(context.Background(), "/skydns/com/example/new/x/3", `{"host":"192.168.0.61","targetstrip":1}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	serialAt("put", rev)
+	write("/skydns/com/example/new/x/2", x0)
+	rev = write("/skydns/com/example/new/x/3", x1)
 	answers("two keys", "x.new.example.com.", "192.168.0.60", "192.168.0.61")
-	serialAt("two keys", resp.Header.Revision)
-	if _, err := cli.Put(context.Background(), "/skydns/com/example/new/x/4", `{"host":"192.168.0.60","targetstrip":1}`); err != nil {
-		t.Fatal(err)
-	}
+	serialAt("two keys", rev)
+	write("/skydns/com/example/new/x/4", x0)
 	answers("the same address again", "x.new.example.com.", "192.168.0.60", "192.168.0.61")
-	if _, err := cli.Delete(context.Background(), "/skydns/com/example/new/x/2"); err != nil {
-		t.Fatal(err)
-	}
+	write("/skydns/com/example/new/x/2", "")
 	answers("one of the same deleted", "x.new.example.com.", "192.168.0.60", "192.168.0.61")
-	resp2, err := cli.Delete(context.Background(), "/skydns/com/example/new/x/4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rev = write("/skydns/com/example/new/x/4", "")
 	answers("both deleted", "x.new.example.com.", "192.168.0.61")
-	serialAt("delete", resp2.Header.Revision)
-
-	if _, err := cli.Put(context.Background(), "/skydns/com/example/new/x/3", `{"host":"192.168.0.62","targetstrip":1}`); err != nil {
-		t.Fatal(err)
-	}
+	serialAt("delete", rev)
+	write("/skydns/com/example/new/x/3", `{"host":"192.168.0.62","targetstrip":1}`)
 	answers("replaced", "x.new.example.com.", "192.168.0.62")
 
 	// A sibling zone's key (example.com-shop) changes nothing, not even the serial.
-	if _, err := cli.Put(context.Background(), "/skydns/com/example-shop/x", `{"host":"192.168.0.63"}`); err != nil {
-		t.Fatal(err)
-	}
-	resp, err = cli.Put(context.Background(), "/skydns/com/example/last", `{"host":"192.168.0.64"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	write("/skydns/com/example-shop/x", `{"host":"192.168.0.63"}`)
+	rev = write("/skydns/com/example/last", `{"host":"192.168.0.64"}`)
 	answers("after a sibling's key", "last.example.com.", "192.168.0.64")
-	serialAt("after a sibling's key", resp.Header.Revision)
+	serialAt("after a sibling's key", rev)
 }
 
 // TestLoadAfterWritesElsewhere loads a zone whose last change is older than

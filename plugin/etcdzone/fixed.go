@@ -1,13 +1,16 @@
 package etcdzone
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // placeFixed puts the records the Corefile adds into the zones they lie in:
 // each delegation's NS set, below the apex of the deepest zone that holds
 // it, and the glue records. It checks that every glue name is a name server
 // of the zone or of a delegation, inside a zone, and that every name server
 // inside the subdomain it serves has glue, without which no resolver could
-// reach it.
+// reach it; and that the names of update_allow lie in the zones.
 func (x *EtcdZone) placeFixed(zones []*zone) error {
 	deepest := func(name string) *zone {
 		var best *zone
@@ -39,6 +42,11 @@ func (x *EtcdZone) placeFixed(zones []*zone) error {
 			return x.errorf(g.where, "%q is no name server of ns or of a delegation", g.name)
 		}
 		z.fixed["glue "+g.name] = x.apex.addressRecords(g.name, g.addrs)
+	}
+	for _, r := range x.rules {
+		if name := strings.TrimPrefix(r.name, "*."); name != "@" && name != "*" && name != challengeLabel+"*" && deepest(name) == nil {
+			return x.errorf(r.where, "%q: update_allow's name must lie in one of the zones %v", r.name, zoneNames(zones))
+		}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/coredns/coredns/plugin/etcd"
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/transfer"
+	"github.com/coredns/coredns/plugin/tsig"
 
 	"github.com/miekg/dns"
 )
@@ -35,6 +36,9 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	x.xfr, _ = cfg.Handler("transfer").(*transfer.Transfer)
 	if x.xfr != nil && len(x.apex.ns) == 0 {
 		return x.errorf(x.where, "no ns given: secondaries refuse a zone without NS records")
+	}
+	if _, ok := cfg.Handler("tsig").(*tsig.TSIGServer); len(x.rules) > 0 && !ok {
+		return x.errorf(x.rules[0].where, "update needs the tsig plugin in this server block: it checks the UPDATEs' signatures")
 	}
 	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
 	zones, err := x.newZones(server)

@@ -58,6 +58,13 @@ var (
 		Help:      "Counter of transfers of the zone that could not be served (the zone not loaded yet).",
 	}, []string{"server", "zone"})
 
+	updates = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "updates_total",
+		Help:      "Counter of RFC 2136 UPDATEs of the zone, by result: applied, or why they were refused (disabled, unsigned, denied, notauth, malformed, prerequisite, error).",
+	}, []string{"server", "zone", "result"})
+
 	notifyErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,

@@ -3,6 +3,8 @@ package etcdzone
 import (
 	"context"
 	"time"
+
+	"github.com/globaladdr/globaladdr/internal/wait"
 )
 
 // announce has the transfer plugin notify z's secondaries each time z's
@@ -17,7 +19,7 @@ func (x *EtcdZone) announce(ctx context.Context, z *zone) {
 			return
 		case <-z.serialMoved:
 		}
-		if !sleep(ctx, time.Until(last.Add(time.Second))) {
+		if !wait.For(ctx, time.Until(last.Add(time.Second))) {
 			return
 		}
 		select {

@@ -27,11 +27,15 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
-	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
+	x.cfg = dnsserver.GetConfig(c)
+	// The server answers UPDATEs NOTIMP unless a plugin takes them: the
+	// zones answer theirs, refused unless the Corefile has update rules.
+	x.cfg.AllowOpcode(dns.OpcodeUpdate)
+	x.cfg.AddPlugin(func(next plugin.Handler) plugin.Handler {
 		x.Next = next
 		return x
 	})
-	c.OnStartup(func() error { return x.start(dnsserver.GetConfig(c)) })
+	c.OnStartup(func() error { return x.start(x.cfg) })
 	c.OnShutdown(x.shutdown)
 	return nil
 }
@@ -44,7 +48,7 @@ func parse(c *caddy.Controller) (*EtcdZone, error) {
 		retry:   600,
 		expire:  1209600,
 		minimum: 300,
-	}}
+	}, updateLease: defaultUpdateLease}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
 			return nil, c.Errf("%s is given twice in this server block", pluginName)
@@ -92,6 +96,12 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 		err = x.parseDelegate(c, args)
 	case "glue":
 		err = x.parseGlue(c, args)
+	case "update":
+		err = x.parseUpdate(c, args)
+	case "update_allow":
+		err = x.parseUpdateAllow(c, args)
+	case "update_lease":
+		x.updateLease, err = parseLease(c, args)
 	default:
 		err = c.Errf("unknown property %q", property)
 	}

@@ -15,6 +15,8 @@ func TestSetup(t *testing.T) {
 		{"etcdzone {\n ns \"ns1.example.net ns2.example.net\"\n}", false, ""},
 		{"etcdzone {\n ns ns1.example.net\n mname primary.example.com\n rname admin.example.com\n ttl 0\n refresh 1h\n retry 600\n expire 2147483647\n minimum 30s\n}", false, ""},
 		{"etcdzone {\n delegate lab.example.com ns1.lab.example.com ns2.example.net\n glue ns1.lab.example.com 192.0.2.53 2001:db8::53\n}", false, ""},
+		{"etcdzone {\n update acme.example.com. other.example.com\n update_lease 2h\n}", false, ""},
+		{"etcdzone {\n update_allow k.example.com. *.lab.example.com A AAAA\n update_allow k.example.com. @ TXT\n update_allow k.example.com. * *\n}", false, ""},
 
 		{"etcdzone {\n ns ns1.example.net\n}\netcdzone", true, `etcdzone is given twice in this server block`},
 		{"etcdzone {\n ns\n}", true, `Wrong argument count`},
@@ -37,6 +39,14 @@ func TestSetup(t *testing.T) {
 		{"etcdzone {\n glue ns1.example.com\n}", true, `glue needs a name server and its addresses`},
 		{"etcdzone {\n glue ns1.example.com 192.0.2.300\n}", true, `"192.0.2.300" is not an IPv4 or IPv6 address`},
 		{"etcdzone {\n glue ns1.example.com fe80::1%eth0\n}", true, `"fe80::1%eth0" is not an IPv4 or IPv6 address`},
+		{"etcdzone {\n update\n}", true, `update needs the names of TSIG keys`},
+		{"etcdzone {\n update bad..key\n}", true, `"bad..key" is not a domain name`},
+		{"etcdzone {\n update_lease 5s\n}", true, `update_lease "5s" is not a duration of whole seconds, at least 10s`},
+		{"etcdzone {\n update_lease 1.5m\n}", false, ""},
+		{"etcdzone {\n update_lease soon\n}", true, `update_lease "soon" is not a duration`},
+		{"etcdzone {\n update_allow k.example.com. host.example.com\n}", true, `update_allow needs a TSIG key, a name and record types`},
+		{"etcdzone {\n update_allow k.example.com. host.example.com MX\n}", true, `"MX": update_allow takes the types A, AAAA, CNAME, TXT or *`},
+		{"etcdzone {\n update_allow k.example.com. bad..name TXT\n}", true, `"bad..name" is not a domain name`},
 	}
 	setuptest.Run(t, "etcdzone", setup, tests)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/globaladdr/globaladdr/internal/wait"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/metadata"
 )
@@ -41,7 +43,7 @@ func (x *EtcdZone) follow(ctx context.Context, z *zone) {
 			failed = err.Error()
 		}
 	}
-	for delay := time.Duration(0); sleep(ctx, delay); {
+	for delay := time.Duration(0); wait.For(ctx, delay); {
 		delay = retry
 		d, rev, written, err := x.load(ctx, z)
 		if err != nil {
@@ -55,7 +57,7 @@ func (x *EtcdZone) follow(ctx context.Context, z *zone) {
 		w := &watch{x: x, z: z, next: written + 1, loaded: rev, pending: d, written: written}
 		for err = w.run(ctx, &failed); err != nil && !errors.Is(err, errStale); err = w.run(ctx, &failed) {
 			fail("watching", err)
-			if !sleep(ctx, retry) {
+			if !wait.For(ctx, retry) {
 				return
 			}
 		}
@@ -234,17 +236,4 @@ func (w *watch) install() {
 		loaded.WithLabelValues(z.server, z.name).Set(1)
 		log.Infof("zone %s loaded: %d records, serial %d", z.name, d.count, z.serial.value())
 	}
-}
-
-// sleep waits for d, and reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-	}
-	return ctx.Err() == nil
 }

@@ -87,9 +87,12 @@ func (p *policy) judge(rr dns.RR) action {
 }
 
 // hidden reports whether name does not exist outside: it is at or below a
-// hidden name, or it is the reverse-mapping name of an internal address.
+// hidden name, or it is the reverse-mapping name of an internal address. An
+// ACME challenge's name (_acme-challenge.NAME) is never hidden: a CA must
+// read the challenge of a hidden name too, and what it holds, a token, is
+// public (the certificate's names are, in Certificate Transparency logs).
 func (p *policy) hidden(name string) bool {
-	if name == "" {
+	if name == "" || isChallenge(name) {
 		return false
 	}
 	for _, h := range p.hide {
@@ -121,6 +124,15 @@ func (p *policy) internalReverse(name string) bool {
 		}
 	}
 	return false
+}
+
+// challengeLabel is the first label of an ACME DNS-01 challenge's name
+// (RFC 8555, section 8.4).
+const challengeLabel = "_acme-challenge."
+
+// isChallenge reports whether name is an ACME challenge's name.
+func isChallenge(name string) bool {
+	return len(name) > len(challengeLabel) && strings.EqualFold(name[:len(challengeLabel)], challengeLabel)
 }
 
 // below reports whether name equals zone or lies below it, ignoring case.

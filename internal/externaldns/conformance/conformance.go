@@ -43,9 +43,10 @@ type Release struct {
 // etcd, package externaldns into another. After each step Run checks that
 // both hold the same keys, up to their random labels, with the same values,
 // and that a CoreDNS serving what the real release wrote answers each name
-// of the step as expected in the internal and in the external view. Last,
-// the real release writes oracle.Zone, and the external view of what it
-// wrote answers as BIND does (oracle.CheckView).
+// of the step as expected in the internal and in the external view. Then an
+// ACME challenge written by UPDATE survives the release's sync. Last, the
+// real release writes oracle.Zone, and the external view of what it wrote
+// answers as BIND does (oracle.CheckView).
 func Run(t *testing.T, r Release) {
 	upstream, imitation := etcdtest.StartT(t), etcdtest.StartT(t)
 	sync := r.Connect(t, upstream.Endpoint())
@@ -66,6 +67,9 @@ func Run(t *testing.T, r Release) {
 		}
 		before = s.records
 	}
+	t.Run("an ACME challenge", func(t *testing.T) {
+		views.challenge(t, func() error { return sync(ctx, before) })
+	})
 	t.Run("BIND's answers", func(t *testing.T) {
 		zone := slices.Clone(oracle.Zone)
 		for i := range zone {

@@ -8,17 +8,25 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/corednstest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/nameserver"
 	"github.com/globaladdr/globaladdr/internal/viewcheck"
 
 	"github.com/miekg/dns"
 )
 
 // viewsCorefile serves one etcd tree (ETCD stands for its endpoint) as
-// etcdzone's authoritative zones, in an internal view and in an external view
-// with globaladdr's global addresses.
+// etcdzone's authoritative zones, in an internal view, which takes ACME
+// challenges signed with the TSIG key KEY (secret SECRET), and in an external
+// view with globaladdr's global addresses.
 const viewsCorefile = `
 example.com:{port:internal} 168.192.in-addr.arpa:{port:internal} {
-	etcdzone
+	tsig {
+		secret KEY SECRET
+		require_opcode UPDATE
+	}
+	etcdzone {
+		update KEY
+	}
 	etcd example.com 168.192.in-addr.arpa {
 		endpoint ETCD
 	}
@@ -52,7 +60,11 @@ type views struct{ c *corednstest.Server }
 // startViews starts a CoreDNS serving the etcd at endpoint through
 // viewsCorefile.
 func startViews(t *testing.T, endpoint string) views {
-	return views{corednstest.Start(t, strings.ReplaceAll(viewsCorefile, "ETCD", endpoint))}
+	return views{corednstest.Start(t, strings.NewReplacer(
+		"ETCD", endpoint,
+		"KEY", nameserver.TestKey.Name,
+		"SECRET", nameserver.TestKey.Secret,
+	).Replace(viewsCorefile))}
 }
 
 // check asks both views about every name of before and after, and fails t
@@ -113,4 +125,41 @@ func answer(rcode int, rrs ...dns.RR) string {
 	}
 	slices.Sort(data)
 	return strings.Join(append([]string{dns.RcodeToString[rcode]}, data...), " ")
+}
+
+// challenge writes an ACME challenge through the internal view, as
+// cert-manager does, runs resync (external-dns's controller), and fails t
+// unless the challenge is still answered by both views afterwards, as a TXT
+// record that no view takes for an ownership record; then deletes it.
+func (v views) challenge(t *testing.T, resync func() error) {
+	t.Helper()
+	const name = "_acme-challenge.www.example.com."
+	token := &dns.TXT{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{"token"}}
+	want := answer(dns.RcodeSuccess, token)
+	update := func(f func(m *dns.Msg)) {
+		m := new(dns.Msg)
+		m.SetUpdate("example.com.")
+		f(m)
+		m.SetTsig(nameserver.TestKey.Name, dns.HmacSHA256, 300, time.Now().Unix())
+		c := &dns.Client{Timeout: 5 * time.Second, TsigSecret: map[string]string{nameserver.TestKey.Name: nameserver.TestKey.Secret}}
+		if r, _, err := c.Exchange(m, v.c.Addr("internal")); err != nil || r.Rcode != dns.RcodeSuccess {
+			t.Fatalf("UPDATE: %v %v", err, r)
+		}
+	}
+	expect := func(what, want string) {
+		t.Helper()
+		for _, view := range []string{"internal", "external"} {
+			if reply, err := v.ask(view, name, dns.TypeTXT, want); err != nil || summary(reply) != want {
+				t.Errorf("%s, %s view: %v %v, want %s", what, view, err, reply, want)
+			}
+		}
+	}
+	update(func(m *dns.Msg) { m.Insert([]dns.RR{token}) })
+	expect("the challenge", want)
+	if err := resync(); err != nil {
+		t.Fatalf("external-dns: %v", err)
+	}
+	expect("the challenge after external-dns's sync", want)
+	update(func(m *dns.Msg) { m.RemoveRRset([]dns.RR{token}) })
+	expect("the challenge deleted", answer(dns.RcodeNameError))
 }

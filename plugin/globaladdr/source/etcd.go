@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/globaladdr/globaladdr/internal/wait"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -37,7 +39,7 @@ func (s *etcdSource) String() string { return "etcd " + s.key }
 // run implements source.
 func (s *etcdSource) run(ctx context.Context, report func(text string, rev int64, err error)) {
 	var delay time.Duration
-	for sleep(ctx, delay) {
+	for wait.For(ctx, delay) {
 		delay = etcdRetry
 		client, err := s.conn.get(ctx)
 		var rev int64
@@ -101,17 +103,4 @@ func (s *etcdSource) watch(ctx context.Context, client *clientv3.Client, rev int
 		}
 	}
 	return errors.New("watching the key: the watch ended")
-}
-
-// sleep waits for d, and reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-	}
-	return ctx.Err() == nil
 }
