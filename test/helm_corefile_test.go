@@ -47,12 +47,8 @@ var chartCases = []chartCase{
 		removed: []string{"ttl 900"},
 	},
 	{
-		values: "acme-values.yaml", example: "single-process.Corefile",
-		added: []string{
-			"tsig {", "secret acme.example.com. {$ACME_TSIG_SECRET}", "}",
-			"etcdzone {", "update acme.example.com.", "update_lease 1h", "}",
-		},
-		removed: []string{"etcdzone"},
+		values: "acme-values.yaml", example: "acme.Corefile",
+		added: []string{"update_lease 1h"},
 	},
 }
 
@@ -70,7 +66,7 @@ var exampleValues = map[string]string{
 	"UPSTREAM":      "lan.upstream",
 	"LAN_NETWORKS":  "lan.networks",
 	"SECONDARY":     "hiddenPrimary.secondaries",
-	"TSIG_KEY":      "hiddenPrimary.tsig.name",
+	"TSIG_KEY":      "tsig.name",
 	"DNS_PORT":      "containerPorts.dns",
 	"INTERNAL_PORT": "containerPorts.dns",
 	"EXTERNAL_PORT": "containerPorts.external",

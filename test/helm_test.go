@@ -101,7 +101,7 @@ func TestHelmRefuses(t *testing.T) {
 		want string
 	}{
 		{[]string{"views=clients", "service.externalTrafficPolicy=Cluster"}, "service.externalTrafficPolicy must be Local"},
-		{[]string{"views=hidden-primary", "hiddenPrimary.secondaries={192.0.2.53:53}"}, "hiddenPrimary.tsig.secretName names the Secret"},
+		{[]string{"views=hidden-primary", "hiddenPrimary.secondaries={192.0.2.53:53}"}, "tsig.secretName names the Secret"},
 		{[]string{"globaladdr.from.etcdKey=/globaladdr/example.com"}, "addresses or from sources, not both"},
 		{[]string{"globaladdr.adresses={203.0.113.10}"}, "additional properties 'adresses' not allowed"},
 	} {

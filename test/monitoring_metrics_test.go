@@ -70,14 +70,6 @@ broken.example:{port:broken} {
 }
 `
 
-// createdOnFirstUse are the metrics of vectors that the test server does not
-// make: a vector exports nothing before its first observation.
-// coredns_etcdzone_updates_total is etcdzone's count of UPDATEs (its update
-// property, being added): once etcdzone has it, the test server's LAN view
-// is to take UPDATEs and the test to send an unsigned one, which is counted
-// as refused, and the metric leaves this list.
-var createdOnFirstUse = []string{"coredns_etcdzone_updates_total"}
-
 // metricName is a metric name of this build in PromQL.
 var metricName = regexp.MustCompile(`\bcoredns_[a-z0-9_]+`)
 
@@ -158,7 +150,7 @@ func TestMonitoringPrometheus(t *testing.T) {
 
 // monitoringQueries returns the PromQL expressions of monitoring/'s rules
 // and dashboard (with grafanaVariables), and the metric names they and the
-// dashboard's variables name, but those of createdOnFirstUse.
+// dashboard's variables name.
 func monitoringQueries(t *testing.T) (exprs, names []string) {
 	t.Helper()
 	for _, g := range readRules(t).Groups {
@@ -183,7 +175,7 @@ func monitoringQueries(t *testing.T) (exprs, names []string) {
 		}
 	}
 	for _, name := range metricName.FindAllString(strings.Join(exprs, "\n")+string(board), -1) {
-		if !slices.Contains(names, name) && !slices.Contains(createdOnFirstUse, name) {
+		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
@@ -191,7 +183,8 @@ func monitoringQueries(t *testing.T) (exprs, names []string) {
 }
 
 // makeMetrics sends srv, serving metricsCorefile, what makes every metric
-// of its plugins, and turns file, its from file source, invalid.
+// of its plugins (an UPDATE, refused, among them), and turns file, its from
+// file source, invalid.
 func makeMetrics(t *testing.T, srv *coreDNS, file string) {
 	t.Helper()
 	plain, zone := srv.Addr("plain"), srv.Addr("zone")
@@ -213,6 +206,10 @@ func makeMetrics(t *testing.T, srv *coreDNS, file string) {
 		t.Errorf("AXFR of the loaded zone: %v", err)
 	}
 	nameserver.TryAXFR(srv.Addr("broken"), "broken.example.", nil) // refused: not loaded
+	update := new(dns.Msg)
+	update.SetUpdate("example.com.")
+	update.Insert([]dns.RR{&dns.TXT{Hdr: dns.RR_Header{Name: "_acme-challenge.example.com.", Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{"token"}}})
+	exchange(t, "tcp", zone, update) // refused: the block takes no UPDATE
 	writeSecret(t, file, []byte("not-an-address\n"))
 }
 

@@ -44,23 +44,26 @@ key, view says whether it claims lan.networks' clients only.
     }
     ready :{{ $p.ready }}
     prometheus :{{ $p.metrics }}
+{{- if $v.lan.acme.enabled }}
+    tsig {
+        secret {{ $v.tsig.name }} {$TSIG_SECRET}
+        require_opcode UPDATE
+    }
+{{- end }}
     cache {{ $v.cache }}
     loop
     reload
     loadbalance
-{{- with $v.lan.acmeUpdate }}{{ if .name }}
-    tsig {
-        secret {{ .name }} {$ACME_TSIG_SECRET}
-    }
+{{- if $v.lan.acme.enabled }}
     etcdzone {
-        update {{ .name }}
-{{- with .lease }}
+        update {{ $v.tsig.name }}
+{{- with $v.lan.acme.lease }}
         update_lease {{ . }}
 {{- end }}
     }
 {{- else }}
     etcdzone
-{{- end }}{{ end }}
+{{- end }}
 {{- include "globaladdr.etcd" .ctx }}
     forward . {{ join " " $v.lan.upstream }}
 }
@@ -101,7 +104,7 @@ cache.
     loadbalance
 {{- else }}
     tsig {
-        secret {{ $v.hiddenPrimary.tsig.name }} {$TSIG_SECRET}
+        secret {{ $v.tsig.name }} {$TSIG_SECRET}
         require AXFR IXFR
     }
 {{- end }}

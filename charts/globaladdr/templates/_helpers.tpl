@@ -33,14 +33,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- $env = append $env (dict "name" "ETCD_USERNAME" "secret" . "key" "username") -}}
 {{- $env = append $env (dict "name" "ETCD_PASSWORD" "secret" . "key" "password") -}}
 {{- end -}}
-{{- if eq .Values.views "hidden-primary" -}}
-{{- with .Values.hiddenPrimary.tsig -}}
-{{- $env = append $env (dict "name" "TSIG_SECRET" "secret" (required "hiddenPrimary.tsig.secretName names the Secret of the transfer key" .secretName) "key" .secretKey) -}}
-{{- end -}}
-{{- end -}}
-{{- if and (include "globaladdr.hasLAN" .) .Values.lan.acmeUpdate.name -}}
-{{- with .Values.lan.acmeUpdate -}}
-{{- $env = append $env (dict "name" "ACME_TSIG_SECRET" "secret" (required "lan.acmeUpdate.secretName names the Secret of the ACME update key" .secretName) "key" .secretKey) -}}
+{{- if or (eq .Values.views "hidden-primary") (and (include "globaladdr.hasLAN" .) .Values.lan.acme.enabled) -}}
+{{- with .Values.tsig -}}
+{{- $env = append $env (dict "name" "TSIG_SECRET" "secret" (required "tsig.secretName names the Secret of the TSIG key" .secretName) "key" .secretKey) -}}
 {{- end -}}
 {{- end -}}
 {{- toJson $env -}}
