@@ -4,6 +4,7 @@
 #   make demo       run the demo: embedded etcd, internal view on :1053, external on :1054
 #   make test       everything CI runs, the pipeline test with the programs of kube-bins too
 #   make kube-bins  build kube-apiserver, kubectl and external-dns into bin/kube/ (test/kubernetes)
+#   make helm       build helm into bin/helm/ (test/helm), for the chart's tests
 #   make image      build the container image for the host (docker, else buildah);
 #                   PLATFORMS=linux/amd64,linux/arm64,linux/arm/v7: one multi-platform image
 #   make bin/linux_arm64/coredns  ./coredns cross-compiled for a platform (linux_arm_v7: linux/arm/v7)
@@ -23,7 +24,7 @@ TEST_PLATFORMS := linux/amd64,linux/arm64,linux/arm/v7
 
 export CGO_ENABLED := 0
 
-.PHONY: all build generate demo test externaldns kube-bins unit e2e lint image bench fuzz soak clean
+.PHONY: all build generate demo test externaldns kube-bins helm unit e2e lint image bench fuzz soak clean
 
 all: build
 
@@ -75,7 +76,7 @@ demo:
 # test runs what CI runs: vet, staticcheck, every test under -race (which
 # needs cgo; the pipeline test with the programs of kube-bins), the
 # conformance tests against external-dns, and a short fuzz pass.
-test: build lint kube-bins $(call platform_bins,$(TEST_PLATFORMS))
+test: build lint kube-bins helm $(call platform_bins,$(TEST_PLATFORMS))
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m ./...
 	$(MAKE) externaldns
 	$(MAKE) fuzz FUZZTIME=30s
@@ -123,6 +124,33 @@ kube-bins:
 		-X k8s.io/component-base/version.gitMajor=$${major#v} \
 		-X k8s.io/component-base/version.gitMinor=$${minor%%.*} \
 		-X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version=$$edns" tool
+
+# helm builds the helm command the chart's tests (test/helm_*_test.go) run
+# into bin/helm/, from helm.sh/helm/v3 as test/helm pins it: a module of its
+# own, whose go.mod lists it as a tool, so that the main module does not
+# depend on Helm and its Kubernetes libraries. Its Kubernetes modules are
+# test/kubernetes's, so that what the two builds share compiles once. The
+# version and the Kubernetes version it assumes (.Capabilities.KubeVersion)
+# are set as Helm's own Makefile sets them. A module that cannot be fetched
+# through the module proxy skips the build (and the tests skip), and fails
+# under CI=true.
+HELM := test/helm
+helm:
+	@set -e; cd $(HELM); \
+	if ! $(GO) list -deps tool >/dev/null; then \
+		$(call cannot_fetch,$(HELM)); \
+		exit 0; \
+	fi; \
+	helm=$$($(GO) list -m -f '{{.Version}}' helm.sh/helm/v3); \
+	k8s=$$($(GO) list -m -f '{{.Version}}' k8s.io/client-go); \
+	minor=$${k8s#v0.}; minor=$${minor%%.*}; \
+	echo "helm: helm $$helm (Kubernetes 1.$$minor) into bin/helm/"; \
+	$(GO) build -trimpath -o $(CURDIR)/bin/helm/ -ldflags "-s -w \
+		-X helm.sh/helm/v3/internal/version.version=$$helm \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$$minor \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$$minor" tool
 
 # cannot_fetch is what a target does, in its shell, when it cannot fetch the
 # modules of the module $(1) through the module proxy: it fails under

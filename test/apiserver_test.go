@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -52,13 +51,7 @@ func startAPIServer(t *testing.T, etcdURL string) *apiServer {
 	}
 	api.writeKubeconfig(t)
 
-	logFile := filepath.Join(dir, "kube-apiserver.log")
-	out, err := os.Create(logFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	cmd := exec.Command(bin,
+	p := startProgram(t, "kube-apiserver", exec.Command(bin,
 		"--etcd-servers="+etcdURL,
 		"--etcd-prefix="+apiServerPrefix,
 		"--bind-address=127.0.0.1",
@@ -77,32 +70,8 @@ func startAPIServer(t *testing.T, etcdURL string) *apiServer {
 		"--endpoint-reconciler-type=none",
 		"--cert-dir="+dir,
 		"--profiling=false",
-	)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("kube-apiserver: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			log, _ := os.ReadFile(logFile)
-			t.Logf("kube-apiserver's output:\n%s", log)
-		}
-	})
-	eventually(t, 2*time.Minute, "kube-apiserver is ready", func() error {
-		select {
-		case <-exited:
-			t.Fatalf("kube-apiserver exited: %v", cmd.ProcessState)
-		default:
-		}
-		return api.ready()
-	})
+	), dir)
+	p.awaitReady(t, 2*time.Minute, api.ready)
 	return api
 }
 

@@ -25,8 +25,9 @@ const (
 
 // TestKubernetesPipeline runs the whole pipeline as a cluster runs it, with
 // the programs of `make kube-bins`: a real kube-apiserver on the test's
-// etcd, where first every manifest of corefile-examples/kubernetes passes
-// strict server-side validation. Then two Ingresses (one for a wildcard
+// etcd, where first every manifest of corefile-examples/kubernetes, and the
+// chart rendered with each values file of its ci/ directory, passes strict
+// server-side validation. Then two Ingresses (one for a wildcard
 // host) and a LoadBalancer Service are created and given their load
 // balancers' addresses (the Service a hostname) through the status
 // subresource; the real external-dns writes their records into the same
@@ -42,6 +43,7 @@ func TestKubernetesPipeline(t *testing.T) {
 	k := newKubectl(t, api)
 	k.run(t, nil, "wait", "--for=create", "namespace/default", "--timeout=1m")
 	t.Run("manifests", func(t *testing.T) { checkServerDryRun(t, k, manifestFiles(t)...) })
+	t.Run("chart", func(t *testing.T) { checkServerDryRun(t, k, chartManifestFiles(t, t.TempDir())...) })
 
 	env, _ := exampleEnv(t, etcd)
 	setEnv(t, env)

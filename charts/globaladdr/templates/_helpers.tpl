@@ -1,0 +1,42 @@
+{{/* The release's name for its objects: the release name, with the chart's unless it holds it. */}}
+{{- define "globaladdr.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The labels that select the release's pods. */}}
+{{- define "globaladdr.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* The labels of every object of the release. */}}
+{{- define "globaladdr.labels" -}}
+{{ include "globaladdr.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Whether the release serves the LAN view too. */}}
+{{- define "globaladdr.hasLAN" -}}
+{{- if has .Values.views (list "ports" "clients") }}true{{ end -}}
+{{- end -}}
+
+{{/* The secrets the Corefile names as {$NAME}: each variable's name, Secret and key. */}}
+{{- define "globaladdr.secretEnv" -}}
+{{- $env := list -}}
+{{- with .Values.etcd.credentials.secretName -}}
+{{- $env = append $env (dict "name" "ETCD_USERNAME" "secret" . "key" "username") -}}
+{{- $env = append $env (dict "name" "ETCD_PASSWORD" "secret" . "key" "password") -}}
+{{- end -}}
+{{- if or (eq .Values.views "hidden-primary") (and (include "globaladdr.hasLAN" .) .Values.lan.acme.enabled) -}}
+{{- with .Values.tsig -}}
+{{- $env = append $env (dict "name" "TSIG_SECRET" "secret" (required "tsig.secretName names the Secret of the TSIG key" .secretName) "key" .secretKey) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $env -}}
+{{- end -}}

@@ -1,0 +1,189 @@
+package test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// chartCase is a values file of the chart's ci/ directory and the example
+// of corefile-examples/ whose Corefile it renders: the example with the
+// values filled in, but for the lines the values add (optional properties)
+// or take out, each compared without its indentation.
+type chartCase struct {
+	values  string // the file's name in ci/
+	example string
+	added   []string
+	removed []string
+}
+
+// chartCases are the chart's ci/ values files.
+var chartCases = []chartCase{
+	{values: "external-values.yaml", example: "external.Corefile"},
+	{values: "hidden-primary-values.yaml", example: "hidden-primary.Corefile"},
+	{
+		values: "ports-values.yaml", example: "single-process.Corefile",
+		added: []string{"from file /etc/globaladdr/addresses", "map 192.168.0.60 198.51.100.60", "hide internal.example.com"},
+	},
+	{
+		values: "clients-values.yaml", example: "client-split.Corefile",
+		added: []string{"from etcd /globaladdr/example.com"},
+	},
+	{
+		values: "etcd-tls-values.yaml", example: "external.Corefile",
+		added: []string{
+			"exempt-clients 198.51.100.0/24", "nxdomains-per-second 5", "slip 2",
+			"ttl 300", "internal 10.0.0.0/8 192.168.0.0/16 fd00::/8",
+			"refresh 1h", "rname admin.example.com", "glue ns1.example.com 203.0.113.10 2001:db8::10",
+			"credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}",
+			"tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt",
+		},
+		removed: []string{"ttl 900"},
+	},
+	{
+		values: "acme-values.yaml", example: "acme.Corefile",
+		added: []string{"update_lease 1h"},
+	},
+}
+
+// path is the case's values file, relative to this package.
+func (c chartCase) path() string { return filepath.Join(chartDir, "ci", c.values) }
+
+// exampleValues are the values of the chart that fill each placeholder of
+// the examples. Secrets stay placeholders: the chart puts them into the
+// environment from their Secrets.
+var exampleValues = map[string]string{
+	"DOMAIN":        "domain",
+	"GLOBAL_ADDR":   "globaladdr.addresses",
+	"ETCD_ENDPOINT": "etcd.endpoints",
+	"NS":            "zone.ns",
+	"UPSTREAM":      "lan.upstream",
+	"LAN_NETWORKS":  "lan.networks",
+	"SECONDARY":     "hiddenPrimary.secondaries",
+	"TSIG_KEY":      "tsig.name",
+	"DNS_PORT":      "containerPorts.dns",
+	"INTERNAL_PORT": "containerPorts.dns",
+	"EXTERNAL_PORT": "containerPorts.external",
+	"HEALTH_PORT":   "containerPorts.health",
+	"READY_PORT":    "containerPorts.ready",
+	"METRICS_PORT":  "containerPorts.metrics",
+}
+
+// checkChartCorefile fails t unless corefile, rendered from c's values, is
+// c's example with the values filled in and c's lines added and removed.
+func checkChartCorefile(t *testing.T, c chartCase, corefile string) {
+	t.Helper()
+	values := chartValues(t, c.path())
+	want := envPlaceholder.ReplaceAllStringFunc(withoutHeader(readExample(t, c.example)), func(p string) string {
+		name := envPlaceholder.FindStringSubmatch(p)[1]
+		path, ok := exampleValues[name]
+		if !ok {
+			return p
+		}
+		return words(valueAt(values, path))
+	})
+	added, removed := lineDiff(strings.Split(want, "\n"), strings.Split(corefile, "\n"))
+	if !slices.Equal(added, c.added) || !slices.Equal(removed, c.removed) {
+		t.Errorf("the Corefile is %s with the values filled in and the lines\n  added %q\nremoved %q;\nwant\n  added %q\nremoved %q\nCorefile:\n%s",
+			c.example, added, removed, c.added, c.removed, corefile)
+	}
+}
+
+// chartValues returns the chart's values with those of the file over them,
+// as helm merges them.
+func chartValues(t *testing.T, file string) map[string]any {
+	t.Helper()
+	values := map[string]any{}
+	for _, f := range []string{filepath.Join(chartDir, "values.yaml"), file} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := yaml.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		mergeValues(values, v)
+	}
+	return values
+}
+
+// mergeValues merges over into dst: maps key by key, anything else whole.
+func mergeValues(dst, over map[string]any) {
+	for k, v := range over {
+		sub, isMap := v.(map[string]any)
+		if d, ok := dst[k].(map[string]any); ok && isMap {
+			mergeValues(d, sub)
+			continue
+		}
+		dst[k] = v
+	}
+}
+
+// valueAt returns the value at the dotted path of values, or nil.
+func valueAt(values map[string]any, path string) any {
+	var v any = values
+	for _, key := range strings.Split(path, ".") {
+		m, _ := v.(map[string]any)
+		v = m[key]
+	}
+	return v
+}
+
+// words returns v as the Corefile writes it: a list's items separated by
+// spaces, anything else as it prints.
+func words(v any) string {
+	if list, ok := v.([]any); ok {
+		s := make([]string, len(list))
+		for i, item := range list {
+			s[i] = fmt.Sprint(item)
+		}
+		return strings.Join(s, " ")
+	}
+	return fmt.Sprint(v)
+}
+
+// spaces is a run of spaces within a line.
+var spaces = regexp.MustCompile(`(\S) {2,}`)
+
+// lineDiff returns the lines of b that a lacks and the lines of a that b
+// lacks, along a longest common subsequence, each without its indentation.
+// Lines compare with runs of spaces within them taken as one: an empty list
+// filled in leaves two.
+func lineDiff(a, b []string) (added, removed []string) {
+	norm := func(l string) string { return spaces.ReplaceAllString(strings.TrimRight(l, " "), "$1 ") }
+	// lcs[i][j] is the length of the longest common subsequence of a[i:] and b[j:].
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if norm(a[i]) == norm(b[j]) {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && norm(a[i]) == norm(b[j]):
+			i, j = i+1, j+1
+		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
+			added = append(added, strings.TrimSpace(b[j]))
+			j++
+		default:
+			removed = append(removed, strings.TrimSpace(a[i]))
+			i++
+		}
+	}
+	return added, removed
+}

@@ -1,0 +1,115 @@
+package test
+
+import (
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/coredns/coredns/plugin/test"
+	"github.com/globaladdr/globaladdr/internal/nameserver"
+
+	"github.com/miekg/dns"
+)
+
+// TestHelmServe runs the pod of the chart rendered with each values file of
+// ci/, as the kubelet would (podCorefile), against an etcd holding an
+// Ingress's record and a name the ports example hides, with the values that
+// name other hosts (etcd, the LAN's resolver, the secondary, the LAN's
+// networks) pointed at the test's on loopback. It asks each view what
+// TestCorefileExamples asks (the internal address and a forwarded name in
+// the LAN view; the global address, from whichever source the values give,
+// and a refused name in the external view; a transfer by a secondary of the
+// hidden primary), and that the hidden names do not exist outside, then
+// what the probes and Prometheus would.
+func TestHelmServe(t *testing.T) {
+	helm(t)
+	etcd := startEtcd(t)
+	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal), a("db.internal."+exampleDomain, "192.168.0.70"))
+	putGlobal(t, etcd, exampleGlobal)
+	upstream := startCoreDNS(t, upstreamCorefile)
+	secondary := nameserver.FreeLoopbackAddr(t)
+	site := writeValues(t, fmt.Sprintf(`
+etcd: {endpoints: [%s]}
+lan: {upstream: [%s], networks: [%s/32]}
+hiddenPrimary: {secondaries: [%s]}
+`, etcd.Endpoint(), upstream.Addr("upstream"), lanClient, secondary))
+	k := testCluster(t)
+
+	for _, c := range chartCases {
+		t.Run(c.values, func(t *testing.T) {
+			// Parallel: stopping CoreDNS takes the health plugin's lameduck.
+			t.Parallel()
+			r := renderRelease(t, c.path(), site)
+			deploy := r.only(t)
+			srv := startCoreDNS(t, r.podCorefile(t, deploy, k))
+			values := chartValues(t, c.path())
+			externalPort := "dns"
+			switch values["views"] {
+			case "ports":
+				externalPort = "external"
+				fallthrough
+			case "clients":
+				waitServing(t, srv.Addr("dns"))
+				checkInternal(t, srv.Addr("dns"))
+			}
+			// The external view, asked by a client outside the LAN.
+			external := net.JoinHostPort(loopback(internetClient).String(), strconv.Itoa(srv.Port(externalPort)))
+			waitServing(t, external)
+			if values["views"] == "hidden-primary" {
+				checkHiddenPrimary(secondary)(t, external)
+			} else {
+				checkExternalFrom(t, internetClient, external)
+			}
+			for _, name := range strings.Fields(words(valueAt(values, "globaladdr.hide"))) {
+				checkHidden(t, external, "db."+name)
+			}
+			checkProbes(t, srv, deploy.Spec.Template.Spec.Containers[0])
+		})
+	}
+}
+
+// testCluster returns the Secrets and ConfigMaps that the ci/ values files
+// name: the TSIG keys, etcd's client certificate (self-signed, which is its
+// own CA) and credentials, and the uplink's address in a ConfigMap.
+func testCluster(t *testing.T) cluster {
+	key := newKey(t)
+	cert := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: selfSignedCert(t, key)}))
+	return cluster{
+		secrets: map[string]map[string]string{
+			"globaladdr-tsig":  {"secret": nameserver.TestKey.Secret},
+			"globaladdr-acme":  {"secret": nameserver.TestKey.Secret},
+			"etcd-credentials": {"username": "coredns", "password": "not-checked"},
+			"etcd-client-tls": {
+				"tls.crt": cert,
+				"tls.key": string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: marshalKey(t, key)})),
+				"ca.crt":  cert,
+			},
+		},
+		configMaps: map[string]map[string]string{
+			"uplink": {"addresses": exampleGlobal + "\n"},
+		},
+	}
+}
+
+// checkExternalFrom is checkExternalView of the examples' domain and global
+// address, asked from the address client.
+func checkExternalFrom(t *testing.T, client netip.Addr, addr string) {
+	t.Helper()
+	checkCaseFrom(t, client, addr, test.Case{
+		Qname: "app." + exampleDomain + ".", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.A("app." + exampleDomain + ". 303 IN A " + exampleGlobal)},
+	})
+	checkCaseFrom(t, client, addr, test.Case{Qname: "www.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeRefused})
+}
+
+// checkHidden fails t unless the view at addr answers name NXDOMAIN.
+func checkHidden(t *testing.T, addr, name string) {
+	t.Helper()
+	if r := query(t, "tcp", addr, name, dns.TypeA); r.Rcode != dns.RcodeNameError || len(r.Answer) != 0 {
+		t.Errorf("the external view answers %s, a hidden name:\n%v", name, r)
+	}
+}

@@ -1,0 +1,116 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/globaladdr/globaladdr/internal/prereq"
+)
+
+// helmBin is where `make helm` puts the helm command, relative to the
+// repository's root (test/helm/go.mod pins its version).
+const helmBin = "bin/helm/helm"
+
+// chartDir is the chart, relative to this package.
+const chartDir = "../charts/globaladdr"
+
+// helmRelease is the release name the tests render the chart as.
+const helmRelease = "globaladdr"
+
+// helm returns the path of the helm command, or ends t through
+// prereq.Missing when it has not been built.
+func helm(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(repoRoot(t), helmBin)
+	if _, err := os.Stat(path); err != nil {
+		prereq.Missing(t, "helm is not built: run make helm (%v)", err)
+	}
+	return path
+}
+
+// runHelm runs helm with args and returns its standard output; t fails at
+// once when helm fails. Its standard error, which holds warnings such as
+// the one for the chart's links to monitoring/, is shown only then.
+func runHelm(t *testing.T, args ...string) string {
+	t.Helper()
+	stdout, stderr, err := tryHelm(t, args...)
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stdout, stderr)
+	}
+	return stdout
+}
+
+// tryHelm runs helm with args and returns its standard output and error,
+// and whether it failed.
+func tryHelm(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, helm(t), args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// helmTemplate renders the chart as helmRelease in the default namespace
+// with the values files, each over the ones before it, and returns the
+// manifests.
+func helmTemplate(t *testing.T, valuesFiles ...string) string {
+	t.Helper()
+	args := []string{"template", helmRelease, chartDir, "--namespace", "default"}
+	for _, f := range valuesFiles {
+		args = append(args, "--values", f)
+	}
+	return runHelm(t, args...)
+}
+
+// chartValuesFiles returns the values files of the chart's ci/ directory.
+func chartValuesFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(chartDir, "ci", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no values files in %s/ci: %v", chartDir, err)
+	}
+	return files
+}
+
+// TestHelmLint runs `helm lint --strict` on the chart with its default
+// values and with each values file of ci/: warnings fail too.
+func TestHelmLint(t *testing.T) {
+	runHelm(t, "lint", "--strict", chartDir)
+	for _, f := range chartValuesFiles(t) {
+		runHelm(t, "lint", "--strict", chartDir, "--values", f)
+	}
+}
+
+// TestHelmRefuses checks that the chart refuses values that would make a
+// release fail or leak, with a message that says why: views told apart by
+// the client's address behind a Service that rewrites it, a hidden primary
+// without its key, addresses beside a source, and a misspelled value
+// (values.schema.json).
+func TestHelmRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"views=clients", "service.externalTrafficPolicy=Cluster"}, "service.externalTrafficPolicy must be Local"},
+		{[]string{"views=hidden-primary", "hiddenPrimary.secondaries={192.0.2.53:53}"}, "tsig.secretName names the Secret"},
+		{[]string{"globaladdr.from.etcdKey=/globaladdr/example.com"}, "addresses or from sources, not both"},
+		{[]string{"globaladdr.adresses={203.0.113.10}"}, "additional properties 'adresses' not allowed"},
+	} {
+		args := []string{"template", helmRelease, chartDir}
+		for _, s := range tc.set {
+			args = append(args, "--set", s)
+		}
+		if _, stderr, err := tryHelm(t, args...); err == nil || !strings.Contains(stderr, tc.want) {
+			t.Errorf("helm template --set %q: %v, want an error saying %q:\n%s", tc.set, err, tc.want, stderr)
+		}
+	}
+}
