@@ -61,6 +61,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	x.zones = zones
 	x.mu.Unlock()
 	for _, z := range zones {
+		loaded.WithLabelValues(z.server, z.name).Set(0)
 		done.Add(1)
 		go func() { defer done.Done(); x.follow(ctx, z) }()
 		if x.xfr != nil {

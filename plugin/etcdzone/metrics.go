@@ -13,7 +13,7 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "loaded",
-		Help:      "1 once the zone is loaded from etcd; until then its queries get SERVFAIL.",
+		Help:      "0 from start-up until the zone is loaded from etcd (its queries get SERVFAIL meanwhile), then 1.",
 	}, []string{"server", "zone"})
 
 	records = promauto.NewGaugeVec(prometheus.GaugeOpts{
