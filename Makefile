@@ -4,6 +4,7 @@
 #   make demo       run the demo: embedded etcd, internal view on :1053, external on :1054
 #   make test       everything CI runs, the pipeline test with the programs of kube-bins too
 #   make kube-bins  build kube-apiserver, kubectl and external-dns into bin/kube/ (test/kubernetes)
+#   make acme-bins  build Pebble and acmeclient into bin/acme/ (test/acme)
 #   make image      build the container image (docker, else buildah)
 
 GO       ?= go
@@ -15,7 +16,7 @@ BASE     ?= gcr.io/distroless/static-debian12:nonroot
 
 export CGO_ENABLED := 0
 
-.PHONY: all build generate demo test externaldns kube-bins unit e2e lint image bench fuzz soak clean
+.PHONY: all build generate demo test externaldns kube-bins acme-bins unit e2e lint image bench fuzz soak clean
 
 all: build
 
@@ -43,9 +44,10 @@ demo:
 	bin/demo -coredns ./$(BINARY)
 
 # test runs what CI runs: vet, staticcheck, every test under -race (which
-# needs cgo; the pipeline test with the programs of kube-bins), the
-# conformance tests against external-dns, and a short fuzz pass.
-test: build lint kube-bins
+# needs cgo; the pipeline test with the programs of kube-bins, the
+# certificate test with those of acme-bins), the conformance tests against
+# external-dns, and a short fuzz pass.
+test: build lint kube-bins acme-bins
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m ./...
 	$(MAKE) externaldns
 	$(MAKE) fuzz FUZZTIME=30s
@@ -93,6 +95,30 @@ kube-bins:
 		-X k8s.io/component-base/version.gitMajor=$${major#v} \
 		-X k8s.io/component-base/version.gitMinor=$${minor%%.*} \
 		-X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version=$$edns" tool
+
+# acme-bins builds the programs the certificate test (test/acme_test.go)
+# runs into bin/acme/: Pebble, a test ACME CA, and acmeclient, which obtains
+# a certificate with lego and writes its DNS-01 challenges with lego's or
+# cert-manager's RFC 2136 code; Pebble's test certificates go beside them
+# (bin/acme/certs/: its HTTPS certificate and key, and the root that signs
+# them). test/acme pins them: a module of its own, so that the main module
+# does not depend on them. The first time about 900 packages, 140
+# CPU-seconds; later seconds. A module that cannot be fetched through the
+# module proxy skips the build (and the test skips), and fails under CI=true.
+ACME := test/acme
+acme-bins:
+	@set -e; cd $(ACME); \
+	if ! $(GO) list -deps tool ./cmd/acmeclient >/dev/null; then \
+		$(call cannot_fetch,$(ACME)); \
+		exit 0; \
+	fi; \
+	pebble=$$($(GO) list -m -f '{{.Version}}' github.com/letsencrypt/pebble/v2); \
+	echo "acme-bins: pebble $$pebble and acmeclient (lego $$($(GO) list -m -f '{{.Version}}' github.com/go-acme/lego/v5), cert-manager $$($(GO) list -m -f '{{.Version}}' github.com/cert-manager/cert-manager)) into bin/acme/"; \
+	$(GO) build -trimpath -o $(CURDIR)/bin/acme/ -ldflags "-s -w -X main.version=$$pebble" tool ./cmd/acmeclient; \
+	certs=$$($(GO) list -m -f '{{.Dir}}' github.com/letsencrypt/pebble/v2)/test/certs; \
+	install -D -m 0644 $$certs/pebble.minica.pem $(CURDIR)/bin/acme/certs/pebble.minica.pem; \
+	install -D -m 0644 $$certs/localhost/cert.pem $(CURDIR)/bin/acme/certs/localhost/cert.pem; \
+	install -D -m 0644 $$certs/localhost/key.pem $(CURDIR)/bin/acme/certs/localhost/key.pem
 
 # cannot_fetch is what a target does, in its shell, when it cannot fetch the
 # modules of the module $(1) through the module proxy: it fails under
