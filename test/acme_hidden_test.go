@@ -1,0 +1,92 @@
+package test
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// hiddenWatch asks a view, over and over until stopped, for names of the
+// hidden subtree lan.example.com, and notes what shows of it: nothing may,
+// but the TXT records of the challenge of a name in it.
+type hiddenWatch struct {
+	addr      string
+	challenge string // the challenge's name
+	stop      chan struct{}
+	done      sync.WaitGroup
+	leaks     []string // what showed that must not
+	answered  int      // how many replies held the challenge's TXT records
+}
+
+// hiddenQuestions are the questions hiddenWatch asks: names of the hidden
+// subtree, their challenges', and their ancestor's.
+var hiddenQuestions = []dns.Question{
+	{Name: "app.lan.example.com.", Qtype: dns.TypeA, Qclass: dns.ClassINET},
+	{Name: "app.lan.example.com.", Qtype: dns.TypeTXT, Qclass: dns.ClassINET},
+	{Name: "lan.example.com.", Qtype: dns.TypeA, Qclass: dns.ClassINET},
+	{Name: "_acme-challenge.app.lan.example.com.", Qtype: dns.TypeTXT, Qclass: dns.ClassINET},
+	{Name: "_acme-challenge.app.lan.example.com.", Qtype: dns.TypeA, Qclass: dns.ClassINET},
+}
+
+// watchHidden starts a hiddenWatch of the view at addr, asking over TCP
+// (which rrl never limits) every 50 ms.
+func watchHidden(addr string) *hiddenWatch {
+	w := &hiddenWatch{addr: addr, challenge: "_acme-challenge.app.lan.example.com.", stop: make(chan struct{})}
+	w.done.Add(1)
+	go func() {
+		defer w.done.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, q := range hiddenQuestions {
+				w.ask(q)
+			}
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return w
+}
+
+// ask asks q and notes what the reply shows. A failed exchange shows
+// nothing: the client under test fails if the view stops answering.
+func (w *hiddenWatch) ask(q dns.Question) {
+	m := new(dns.Msg)
+	m.SetQuestion(q.Name, q.Qtype)
+	r, _, err := (&dns.Client{Net: "tcp", Timeout: 2 * time.Second}).Exchange(m, w.addr)
+	if err != nil {
+		return
+	}
+	challenge := false
+	for _, rr := range r.Answer {
+		if rr.Header().Name != w.challenge || rr.Header().Rrtype != dns.TypeTXT {
+			w.leaks = append(w.leaks, fmt.Sprintf("%s %s: %s", q.Name, dns.TypeToString[q.Qtype], rr))
+			continue
+		}
+		challenge = true
+	}
+	if challenge {
+		w.answered++
+	}
+	for _, rr := range append(r.Ns, r.Extra...) {
+		if rr.Header().Rrtype != dns.TypeSOA && rr.Header().Rrtype != dns.TypeOPT {
+			w.leaks = append(w.leaks, fmt.Sprintf("%s %s: %s", q.Name, dns.TypeToString[q.Qtype], rr))
+		}
+	}
+	if r.Rcode != dns.RcodeSuccess && r.Rcode != dns.RcodeNameError {
+		w.leaks = append(w.leaks, fmt.Sprintf("%s %s: %s", q.Name, dns.TypeToString[q.Qtype], dns.RcodeToString[r.Rcode]))
+	}
+}
+
+// Stop ends the watch and returns what showed that must not, and how many
+// replies held the challenge's TXT records.
+func (w *hiddenWatch) Stop() (leaks []string, answered int) {
+	close(w.stop)
+	w.done.Wait()
+	return w.leaks, w.answered
+}
