@@ -75,6 +75,7 @@ func startACMELab(t *testing.T, secondary bool) acmeLab {
 // etcd holds no challenge.
 func TestACMECertificate(t *testing.T) {
 	t.Parallel()
+	acmeDir(t) // before any lab starts: make acme-bins built the programs
 	for _, run := range []struct {
 		name      string
 		secondary bool
