@@ -227,12 +227,12 @@ func (w *watch) install() {
 		s = reloaded(z.server, z.name, s)
 	}
 	z.data = d
+	// A first load always moves the serial (from none), so the secondaries
+	// learn at once what changed while the server was down.
 	x.moveSerial(z, s)
 	d.zone.SOA = x.apex.soa(z.name, z.serial.value())
 	records.WithLabelValues(z.server, z.name).Set(float64(d.count))
 	if first {
-		z.announceSoon() // the secondaries learn what changed while the server was down
-		serialGauge.WithLabelValues(z.server, z.name).Set(float64(z.serial.value()))
 		loaded.WithLabelValues(z.server, z.name).Set(1)
 		log.Infof("zone %s loaded: %d records, serial %d", z.name, d.count, z.serial.value())
 	}
