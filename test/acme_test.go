@@ -2,8 +2,10 @@ package test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,7 +125,9 @@ func expandExample(t *testing.T, corefile string, env map[string]string) string 
 
 // obtainCertificate runs acmeclient with solver against ca, for acmeNames:
 // its UPDATEs go to lan, signed with the examples' TSIG key, and it checks
-// propagation at resolver. It returns the files of the certificate and its
+// propagation at resolver. cert-manager's solver takes the rest of its
+// settings from the example's ClusterIssuer, which acmeclient decodes
+// strictly with cert-manager's API types. It returns the files of the certificate and its
 // key; t fails if acmeclient does.
 func obtainCertificate(t *testing.T, ca *pebble, lan, resolver, solver string) (cert, key string) {
 	t.Helper()
@@ -135,10 +139,28 @@ func obtainCertificate(t *testing.T, ca *pebble, lan, resolver, solver string) (
 		"-directory", ca.directory, "-ca", ca.caFile,
 		"-nameserver", lan, "-tsig-key", nameserver.TestKey.Name, "-tsig-secret", nameserver.TestKey.Secret,
 		"-resolver", resolver, "-solver", solver, "-cert", cert, "-key", key,
+		"-issuer", filepath.Join(examplesDir, "kubernetes", certManagerManifest),
 	}
 	out, err := exec.CommandContext(ctx, filepath.Join(acmeDir(t), "acmeclient"), append(args, acmeNames...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("acmeclient -solver %s: %v\n%s", solver, err, out)
 	}
 	return cert, key
+}
+
+// TestACMEIssuerInREADME checks that README.md shows the objects of
+// certManagerManifest as they are, the certificate test's settings.
+func TestACMEIssuerInREADME(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(examplesDir, "kubernetes", certManagerManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := string(b[strings.Index(string(b), "apiVersion:"):])
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```yaml\n"+objects+"```\n") {
+		t.Errorf("README.md does not show %s's objects as they are:\n%s", certManagerManifest, objects)
+	}
 }

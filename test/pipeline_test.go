@@ -25,8 +25,8 @@ const (
 
 // TestKubernetesPipeline runs the whole pipeline as a cluster runs it, with
 // the programs of `make kube-bins`: a real kube-apiserver on the test's
-// etcd, where first every manifest of corefile-examples/kubernetes, and the
-// chart rendered with each values file of its ci/ directory, passes strict
+// etcd, where first every manifest of corefile-examples/kubernetes (but
+// cert-manager's, whose kinds this API server lacks), and the chart rendered with each values file of its ci/ directory, passes strict
 // server-side validation. Then two Ingresses (one for a wildcard
 // host) and a LoadBalancer Service are created and given their load
 // balancers' addresses (the Service a hostname) through the status

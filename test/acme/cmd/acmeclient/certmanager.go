@@ -3,27 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	whapi "github.com/cert-manager/cert-manager/pkg/acme/webhook/apis/acme/v1alpha1"
-	cmacme "github.com/cert-manager/cert-manager/pkg/apis/acme/v1"
-	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	"github.com/cert-manager/cert-manager/pkg/issuer/acme/dns/rfc2136"
 	"github.com/cert-manager/cert-manager/pkg/issuer/acme/dns/util"
 	"github.com/go-acme/lego/v5/challenge/dns01"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-)
-
-// The Secret that holds the TSIG secret, as README.md's ClusterIssuer names
-// it, in the namespace where cert-manager reads a ClusterIssuer's Secrets.
-const (
-	secretNamespace = "cert-manager"
-	secretName      = "globaladdr-tsig"
-	secretKey       = "secret"
 )
 
 // certManager is cert-manager's rfc2136 solver behind lego's
@@ -35,35 +24,45 @@ type certManager struct {
 	solver *rfc2136.Solver
 	// config is the rfc2136 block of the ClusterIssuer's solver, as JSON.
 	config []byte
+	// namespace is that of the Secret: cert-manager's, where it reads a
+	// ClusterIssuer's Secrets.
+	namespace string
 	// nameservers are cert-manager's --dns01-recursive-nameservers.
 	nameservers []string
 }
 
 // certManagerSolver returns cert-manager's rfc2136 solver for o, with the
-// settings README.md's ClusterIssuer gives and its Secret, and
+// settings of the ClusterIssuer and the Secret of o.issuer, and
 // cert-manager's propagation check as with --dns01-recursive-nameservers-only
-// at o.resolver. cert-manager writes all challenges at once, so a name and
-// its wildcard have two values at once.
+// at o.resolver. The lab's own are the name server (o.nameserver), the
+// key's name (o.tsigKey) and the secret (o.tsigSecret). cert-manager writes
+// all challenges at once, so a name and its wildcard have two values at
+// once.
 func certManagerSolver(o options) (solver, error) {
-	config, err := json.Marshal(cmacme.ACMEIssuerDNS01ProviderRFC2136{
-		Nameserver:    o.nameserver,
-		TSIGKeyName:   o.tsigKey,
-		TSIGAlgorithm: "HMACSHA256",
-		TSIGSecret:    cmmeta.SecretKeySelector{LocalObjectReference: cmmeta.LocalObjectReference{Name: secretName}, Key: secretKey},
-	})
+	if o.issuer == "" {
+		return solver{}, fmt.Errorf("-solver cert-manager: -issuer is missing")
+	}
+	iss, err := readIssuer(o.issuer)
 	if err != nil {
 		return solver{}, err
 	}
+	settings := *iss.rfc2136
+	settings.Nameserver, settings.TSIGKeyName = o.nameserver, o.tsigKey
+	config, err := json.Marshal(settings)
+	if err != nil {
+		return solver{}, err
+	}
+	secret := iss.secret.DeepCopy()
+	secret.StringData = nil
+	secret.Data = map[string][]byte{settings.TSIGSecret.Key: []byte(o.tsigSecret)}
 	secrets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	if err := secrets.Add(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: secretNamespace, Name: secretName},
-		Data:       map[string][]byte{secretKey: []byte(o.tsigSecret)},
-	}); err != nil {
+	if err := secrets.Add(secret); err != nil {
 		return solver{}, err
 	}
 	cm := &certManager{
 		solver:      rfc2136.New(rfc2136.WithSecretsLister(corelisters.NewSecretLister(secrets))),
 		config:      config,
+		namespace:   secret.Namespace,
 		nameservers: []string{o.resolver},
 	}
 	return solver{provider: cm, options: []dns01.ChallengeOption{dns01.WrapPreCheck(cm.propagated)}}, nil
@@ -104,7 +103,7 @@ func (c *certManager) request(ctx context.Context, domain, keyAuth string) (*wha
 		Type:              "dns-01",
 		DNSName:           domain,
 		Key:               dns01.GetChallengeInfo(ctx, domain, keyAuth).Value,
-		ResourceNamespace: secretNamespace,
+		ResourceNamespace: c.namespace,
 		ResolvedFQDN:      fqdn,
 		ResolvedZone:      zone,
 		Config:            &apiextensionsv1.JSON{Raw: c.config},

@@ -6,7 +6,8 @@
 // certificate test (test/acme_test.go); `make acme-bins` builds it.
 //
 //	acmeclient -directory URL -ca FILE -nameserver ADDR -tsig-key NAME \
-//		-tsig-secret BASE64 -resolver ADDR -cert FILE -key FILE NAME...
+//		-tsig-secret BASE64 -resolver ADDR [-solver cert-manager -issuer FILE] \
+//		-cert FILE -key FILE NAME...
 package main
 
 import (
@@ -27,6 +28,7 @@ type options struct {
 	tsigSecret string // the TSIG key's secret, base64
 	resolver   string // host:port where a challenge's propagation is checked
 	solver     string // "lego" or "cert-manager"
+	issuer     string // cert-manager's Secret and ClusterIssuer, YAML
 	certFile   string // where the certificate and its issuer go, PEM
 	keyFile    string // where the certificate's private key goes, PEM
 	timeout    time.Duration
@@ -42,6 +44,7 @@ func main() {
 	flag.StringVar(&o.tsigSecret, "tsig-secret", "", "the TSIG key's secret, base64")
 	flag.StringVar(&o.resolver, "resolver", "", "host:port to check a challenge's propagation at: where the CA asks")
 	flag.StringVar(&o.solver, "solver", "lego", "who writes the challenges: lego (its RFC 2136 provider) or cert-manager (its rfc2136 solver)")
+	flag.StringVar(&o.issuer, "issuer", "", "with -solver cert-manager: the manifests of the Secret and the ClusterIssuer (rfc2136) whose settings cert-manager's solver reads; -nameserver, -tsig-key and -tsig-secret replace the example's")
 	flag.StringVar(&o.certFile, "cert", "cert.pem", "where to write the certificate and its issuer")
 	flag.StringVar(&o.keyFile, "key", "key.pem", "where to write the certificate's private key")
 	flag.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long to wait for the certificate")
