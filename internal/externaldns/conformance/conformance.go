@@ -44,9 +44,9 @@ type Release struct {
 // both hold the same keys, up to their random labels, with the same values,
 // and that a CoreDNS serving what the real release wrote answers each name
 // of the step as expected in the internal and in the external view. Then an
-// ACME challenge written by UPDATE survives the release's sync. Last, the
-// real release writes oracle.Zone, and the external view of what it wrote
-// answers as BIND does (oracle.CheckView).
+// ACME challenge of two values written by UPDATE, one deleted, survives the
+// release's syncs. Last, the real release writes oracle.Zone, and the
+// external view of what it wrote answers as BIND does (oracle.CheckView).
 func Run(t *testing.T, r Release) {
 	upstream, imitation := etcdtest.StartT(t), etcdtest.StartT(t)
 	sync := r.Connect(t, upstream.Endpoint())

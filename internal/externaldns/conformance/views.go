@@ -127,15 +127,18 @@ func answer(rcode int, rrs ...dns.RR) string {
 	return strings.Join(append([]string{dns.RcodeToString[rcode]}, data...), " ")
 }
 
-// challenge writes an ACME challenge through the internal view, as
-// cert-manager does, runs resync (external-dns's controller), and fails t
-// unless the challenge is still answered by both views afterwards, as a TXT
-// record that no view takes for an ownership record; then deletes it.
+// challenge writes two values of an ACME challenge through the internal
+// view, as cert-manager does for a name and its wildcard, runs resync
+// (external-dns's controller), deletes one value, runs resync again, and
+// fails t unless after each step both views answer the values left, as TXT
+// records that no view takes for ownership records; then deletes the rest.
 func (v views) challenge(t *testing.T, resync func() error) {
 	t.Helper()
 	const name = "_acme-challenge.www.example.com."
-	token := &dns.TXT{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{"token"}}
-	want := answer(dns.RcodeSuccess, token)
+	token := func(text string) dns.RR {
+		return &dns.TXT{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{text}}
+	}
+	one, two := token("token-one"), token("token-two")
 	update := func(f func(m *dns.Msg)) {
 		m := new(dns.Msg)
 		m.SetUpdate("example.com.")
@@ -154,12 +157,20 @@ func (v views) challenge(t *testing.T, resync func() error) {
 			}
 		}
 	}
-	update(func(m *dns.Msg) { m.Insert([]dns.RR{token}) })
-	expect("the challenge", want)
-	if err := resync(); err != nil {
-		t.Fatalf("external-dns: %v", err)
+	externalDNSSync := func() {
+		t.Helper()
+		if err := resync(); err != nil {
+			t.Fatalf("external-dns: %v", err)
+		}
 	}
-	expect("the challenge after external-dns's sync", want)
-	update(func(m *dns.Msg) { m.RemoveRRset([]dns.RR{token}) })
+	update(func(m *dns.Msg) { m.Insert([]dns.RR{one}) })
+	update(func(m *dns.Msg) { m.Insert([]dns.RR{two}) })
+	expect("two values", answer(dns.RcodeSuccess, one, two))
+	externalDNSSync()
+	expect("two values after external-dns's sync", answer(dns.RcodeSuccess, one, two))
+	update(func(m *dns.Msg) { m.Remove([]dns.RR{one}) })
+	externalDNSSync()
+	expect("one value deleted, then external-dns's sync", answer(dns.RcodeSuccess, two))
+	update(func(m *dns.Msg) { m.RemoveRRset([]dns.RR{two}) })
 	expect("the challenge deleted", answer(dns.RcodeNameError))
 }
