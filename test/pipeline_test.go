@@ -172,9 +172,8 @@ type pipelineCase struct {
 }
 
 // awaitViews waits until each view of c, started from
-// single-process.Corefile, answers each case as it says. A view's cache
-// may still hold an answer from before the last change, for its TTL: at
-// most 30 s in the examples.
+// single-process.Corefile, answers each case as it says: external-dns's
+// write reaches the views' zones through their etcd watches.
 func awaitViews(t *testing.T, c *coreDNS, cases []pipelineCase) {
 	t.Helper()
 	for _, pc := range cases {
