@@ -69,6 +69,7 @@ func TestRecordData(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := startCoreDNS(t, strings.ReplaceAll(rdataCorefile, "ZONE", zone))
+	before := scrape(t, "http://"+c.Addr("metrics")+"/metrics")
 	spec := &viewcheck.Policy{Internal: viewcheck.DefaultInternal, Hide: []string{"secret.example.com"}}
 
 	tests := []struct {
@@ -112,7 +113,7 @@ func TestRecordData(t *testing.T) {
 			}
 		})
 	}
-	body := scrape(t, "http://"+c.Addr("metrics")+"/metrics")
+	after := scrape(t, "http://"+c.Addr("metrics")+"/metrics")
 	for _, m := range []struct {
 		metric, typ string
 		want        float64 // once over UDP, once over TCP
@@ -125,7 +126,7 @@ func TestRecordData(t *testing.T) {
 		{"dropped_total", "IPSECKEY", 2},
 		{"dropped_total", "APL", 2},
 	} {
-		if got := sample(body, "coredns_globaladdr_"+m.metric, c.Port("external"), m.typ); got != m.want {
+		if got := counted(before, after, "coredns_globaladdr_"+m.metric, c.Port("external"), m.typ); got != m.want {
 			t.Errorf("%s{type=%q}: %v, want %v", m.metric, m.typ, got, m.want)
 		}
 	}
