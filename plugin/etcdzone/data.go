@@ -13,8 +13,9 @@ import (
 // (or Corefile line) put which record there, so that a put or a delete of
 // one key changes the records of that key alone.
 //
-// A data is changed only under EtcdZone.mu held for writing, and read under
-// it held for reading. Each change of an RRset replaces the slice that holds
+// A zone's data is changed only under EtcdZone.mu held for writing, and read
+// under it held for reading; data being loaded, which no query sees yet, is
+// changed by the loading goroutine alone. Each change of an RRset replaces the slice that holds
 // it, so the slices a lookup returned stay as they were after the lock is
 // released.
 type data struct {
@@ -52,6 +53,13 @@ func newData(name string, soa *dns.SOA, ns []dns.RR, withholds func(dns.RR) bool
 	// apex exist.
 	z.Tree.Insert(&dns.SOA{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeSOA, Class: dns.ClassINET}, Ns: soa.Ns, Mbox: soa.Mbox})
 	return &data{zone: z, sources: map[string]*source{}, owners: map[string][]*source{}, withholds: withholds}
+}
+
+// setAll makes each key's records those keys gives it.
+func (d *data) setAll(keys []keyRecords) {
+	for _, k := range keys {
+		d.set(k.key, k.owner, k.rrs)
+	}
 }
 
 // set makes rrs, all at owner, the records of the source called key,

@@ -129,6 +129,10 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 		z = x.zoneOf(r.Question[0].Name)
 	}
 	switch {
+	case z == nil && r.Opcode == dns.OpcodeUpdate:
+		// The block takes UPDATEs for etcdzone's zones only: none goes
+		// down the chain (to a forward plugin, say).
+		return dns.RcodeRefused, nil
 	case z == nil:
 		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
 	case r.Opcode == dns.OpcodeUpdate:
@@ -151,11 +155,15 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 	return dns.RcodeSuccess, nil
 }
 
-// zoneOf returns the zone name is in, nil when it is in none of them. It
-// compares suffixes, allocating nothing: every query of the block asks.
-func (x *EtcdZone) zoneOf(name string) *zone {
+// zoneOf returns the zone name is in, nil when it is in none of them.
+func (x *EtcdZone) zoneOf(name string) *zone { return deepest(x.zones, name) }
+
+// deepest returns the deepest of zones that name is in, nil when it is in
+// none of them. It compares suffixes, allocating nothing: every query of the
+// block asks.
+func deepest(zones []*zone, name string) *zone {
 	var best *zone
-	for _, z := range x.zones {
+	for _, z := range zones {
 		if inZone(name, z.name) && (best == nil || len(z.name) > len(best.name)) {
 			best = z
 		}

@@ -1,14 +1,20 @@
 package etcdzone
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	stdlog "log"
 	"net/netip"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/pkg/upstream"
@@ -40,17 +46,10 @@ func newTestZone(t testing.TB, records ...externaldns.Record) (*EtcdZone, *etcdt
 // startTestZone is newTestZone on the etcd s.
 func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
 	t.Helper()
-	x := &EtcdZone{
-		etcd:        &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
-		apex:        apex{ns: []string{"ns1.example.net."}, ttl: 3600, refresh: 3600, retry: 600, expire: 1209600, minimum: 300},
-		delegations: []delegation{{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}}},
-		glue:        []glue{{name: "ns1.lab.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}}},
-	}
-	zones, err := x.newZones(fmt.Sprintf("dns://test/%s", t.Name()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	x.zones = zones
+	x := newTestPlugin(s)
+	x.delegations = []delegation{{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}}}
+	x.glue = []glue{{name: "ns1.lab.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}}}
+	zones := setZones(t, x)
 	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup
 	done.Add(1)
@@ -61,6 +60,30 @@ func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
 		t.Fatal("the zone did not load")
 	}
 	return x
+}
+
+// testApex is the apex of the tests' zones: the NS set ns1.example.net.
+var testApex = apex{ns: []string{"ns1.example.net."}, ttl: 3600, refresh: 3600, retry: 600, expire: 1209600, minimum: 300}
+
+// newTestPlugin returns an etcdzone of the zones names (default: the etcd
+// plugin's, example.com) on the etcd s, with the NS set ns1.example.net.
+func newTestPlugin(s *etcdtest.Server, names ...string) *EtcdZone {
+	return &EtcdZone{
+		etcd:      &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
+		apex:      testApex,
+		zoneNames: names,
+	}
+}
+
+// setZones makes x's zones, as start does, and returns them.
+func setZones(t testing.TB, x *EtcdZone) []*zone {
+	t.Helper()
+	zones, err := x.newZones("dns://test/" + t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.zones = zones
+	return zones
 }
 
 func put(t testing.TB, s *etcdtest.Server, records ...externaldns.Record) {
@@ -391,10 +414,14 @@ func TestOwnerName(t *testing.T) {
 }
 
 func TestHolds(t *testing.T) {
-	z := &zone{key: "/skydns/com/example"}
+	// lan.example.com is a zone of the plugin too: its keys are its own.
+	z := &zone{key: "/skydns/com/example", inner: []*zone{{key: "/skydns/com/example/lan"}}}
 	for key, want := range map[string]bool{
 		"/skydns/com/example":         true,
 		"/skydns/com/example/app":     true,
+		"/skydns/com/example/lan":     false,
+		"/skydns/com/example/lan/app": false,
+		"/skydns/com/example/lane/x":  true,
 		"/skydns/com/example-shop/x":  false,
 		"/skydns/com/example.org/x":   false,
 		"/skydns/com/exampl":          false,
@@ -437,5 +464,175 @@ func eventually(t testing.TB, what string, check func() error) {
 			t.Fatalf("%s: %v", what, err)
 		}
 		time.Sleep(10 * time.Millisecond) // polling the watch's effect
+	}
+}
+
+// TestForeignUpdate sends an UPDATE for a zone the plugin does not serve: it
+// is refused, and the plugins below never see it (a forward plugin would
+// relay it).
+func TestForeignUpdate(t *testing.T) {
+	next := plugin.HandlerFunc(func(context.Context, dns.ResponseWriter, *dns.Msg) (int, error) {
+		t.Error("the UPDATE went down the chain")
+		return dns.RcodeSuccess, nil
+	})
+	x := &EtcdZone{Next: next}
+	r := new(dns.Msg)
+	r.SetUpdate("example.org.")
+	if rcode, _ := x.ServeDNS(context.Background(), dnstest.NewRecorder(&test.ResponseWriter{}), r); rcode != dns.RcodeRefused {
+		t.Errorf("rcode %s, want REFUSED", dns.RcodeToString[rcode])
+	}
+}
+
+// TestWatchGoesOnFromTheLoad loads the zone after writes to other keys, lets
+// a watch install it, has etcd compact its history up to the load, and
+// starts the watch again, as follow does after a failure (a lost leader,
+// say): it goes on from the load's revision, so it neither takes the
+// compaction for a change of the zone nor reads the zone again.
+func TestWatchGoesOnFromTheLoad(t *testing.T) {
+	var logs lockedBuffer
+	stdlog.SetOutput(&logs)
+	t.Cleanup(func() { stdlog.SetOutput(os.Stderr) })
+	s, err := etcdtest.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	put(t, s, zoneRecords...)
+	ctx := context.Background()
+	var rev int64
+	for i := range 20 {
+		resp, err := s.Client().Put(ctx, fmt.Sprintf("/other/%d", i), "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev = resp.Header.Revision
+	}
+	x := newTestPlugin(s)
+	zones := setZones(t, x)
+	d, loaded, written, err := x.load(ctx, zones[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &watch{x: x, z: zones[0], next: written + 1, loaded: loaded, pending: d, written: written}
+	// run runs the watch until check passes.
+	run := func(what string, check func() error) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); var failed string; w.run(ctx, &failed) }()
+		eventually(t, what, check)
+		cancel()
+		<-done
+	}
+	run("the zone installed", func() error {
+		if !x.Ready() {
+			return errors.New("not loaded")
+		}
+		return nil
+	})
+	if _, err := s.Client().Compact(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, externaldns.Record{Name: "new.example.com", Type: "A", Targets: []string{"192.168.0.99"}})
+	run("the new record", func() error {
+		if m := exchange(t, x, "new.example.com.", dns.TypeA); len(m.Answer) != 1 {
+			return fmt.Errorf("answer %v", m.Answer)
+		}
+		return nil
+	})
+	if strings.Contains(logs.String(), "compacted") {
+		t.Errorf("the watch asked for compacted revisions:\n%s", logs.String())
+	}
+}
+
+// lockedBuffer is a buffer that the log writes to while a test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// revisionView is a view whose global addresses were written at rev.
+type revisionView struct{ rev int64 }
+
+func (v revisionView) Withholds(dns.RR) bool           { return false }
+func (v revisionView) Subscribe(func()) func()         { return func() {} }
+func (v revisionView) Revision() int64                 { return v.rev }
+func (v revisionView) Withhold([]string) (undo func()) { return func() {} }
+
+// TestRejudgeMovesSerial changes the view's global addresses, written at a
+// revision before the zone's last change: the serial moves all the same, so
+// that the secondaries transfer the zone with the new addresses.
+func TestRejudgeMovesSerial(t *testing.T) {
+	x := &EtcdZone{apex: testApex}
+	z := &zone{name: "example.com.", server: "dns://test/" + t.Name(), serialMoved: make(chan struct{}, 1), serial: serial{rev: 100}}
+	z.data = newData(z.name, x.apex.soa(z.name, z.serial.value()), x.apex.nsSet(z.name, x.apex.ns), nil)
+	for _, rev := range []int64{50, 50, 150} {
+		x.view = revisionView{rev}
+		before := z.serial
+		x.rejudge(z)
+		if !newer(z.serial.value(), before.value()) {
+			t.Errorf("addresses of revision %d: serial %d after %d", rev, z.serial.value(), before.value())
+		}
+	}
+	if want := (serial{rev: 150}).value(); z.serial.value() != want {
+		t.Errorf("serial %d, want %d, that of the addresses' revision", z.serial.value(), want)
+	}
+}
+
+// TestInnerZone serves example.com and lan.example.com: each key is in one
+// zone, the deepest, so the outer zone's transfer holds none of the inner
+// one's records, and each zone answers its own names.
+func TestInnerZone(t *testing.T) {
+	s, err := etcdtest.Start(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	put(t, s,
+		externaldns.Record{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51"}},
+		externaldns.Record{Name: "app.lan.example.com", Type: "A", Targets: []string{"192.168.0.52"}})
+	x := newTestPlugin(s, "example.com.", "lan.example.com.")
+	zones := setZones(t, x)
+	ctx, cancel := context.WithCancel(context.Background())
+	var done sync.WaitGroup
+	for _, z := range zones {
+		done.Add(1)
+		go func() { defer done.Done(); x.follow(ctx, z) }()
+	}
+	t.Cleanup(func() { cancel(); done.Wait() })
+	eventually(t, "the zones loaded", func() error {
+		if !x.Ready() {
+			return errors.New("not loaded")
+		}
+		return nil
+	})
+	ch, err := x.Transfer("example.com.", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for batch := range ch {
+		for _, rr := range batch {
+			if dns.IsSubDomain("lan.example.com.", rr.Header().Name) {
+				t.Errorf("example.com's transfer holds %s", rr)
+			}
+		}
+	}
+	for name, want := range map[string]string{"app.example.com.": "192.168.0.51", "app.lan.example.com.": "192.168.0.52"} {
+		m := exchange(t, x, name, dns.TypeA)
+		if len(m.Answer) != 1 || m.Answer[0].(*dns.A).A.String() != want {
+			t.Errorf("%s: %v, want %s", name, m.Answer, want)
+		}
 	}
 }

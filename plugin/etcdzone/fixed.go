@@ -12,17 +12,8 @@ import (
 // inside the subdomain it serves has glue, without which no resolver could
 // reach it; and that the names of update_allow lie in the zones.
 func (x *EtcdZone) placeFixed(zones []*zone) error {
-	deepest := func(name string) *zone {
-		var best *zone
-		for _, z := range zones {
-			if inZone(name, z.name) && (best == nil || len(z.name) > len(best.name)) {
-				best = z
-			}
-		}
-		return best
-	}
 	for _, d := range x.delegations {
-		z := deepest(d.name)
+		z := deepest(zones, d.name)
 		if z == nil || z.name == d.name {
 			return x.errorf(d.where, "%q: a delegation must lie below one of the zones %v", d.name, zoneNames(zones))
 		}
@@ -34,7 +25,7 @@ func (x *EtcdZone) placeFixed(zones []*zone) error {
 		}
 	}
 	for _, g := range x.glue {
-		z := deepest(g.name)
+		z := deepest(zones, g.name)
 		switch {
 		case z == nil:
 			return x.errorf(g.where, "%q: glue must lie inside one of the zones %v", g.name, zoneNames(zones))
@@ -44,7 +35,7 @@ func (x *EtcdZone) placeFixed(zones []*zone) error {
 		z.fixed["glue "+g.name] = x.apex.addressRecords(g.name, g.addrs)
 	}
 	for _, r := range x.rules {
-		if name := strings.TrimPrefix(r.name, "*."); name != "@" && name != "*" && name != challengeLabel+"*" && deepest(name) == nil {
+		if name := strings.TrimPrefix(r.name, "*."); name != "@" && name != "*" && name != challengeLabel+"*" && deepest(zones, name) == nil {
 			return x.errorf(r.where, "%q: update_allow's name must lie in one of the zones %v", r.name, zoneNames(zones))
 		}
 	}

@@ -100,6 +100,13 @@ func (x *EtcdZone) newZones(server string) ([]*zone, error) {
 			rejudge:     make(chan struct{}, 1),
 		})
 	}
+	for _, z := range zones {
+		for _, inner := range zones {
+			if inner != z && inZone(inner.name, z.name) {
+				z.inner = append(z.inner, inner)
+			}
+		}
+	}
 	if err := x.placeFixed(zones); err != nil {
 		return nil, err
 	}

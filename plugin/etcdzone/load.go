@@ -31,7 +31,8 @@ func (x *EtcdZone) load(ctx context.Context, z *zone) (d *data, rev, written int
 		}
 		for _, kv := range page.Kvs {
 			if z.holds(kv.Key) {
-				x.apply(z, d, kv, false)
+				k := x.readKey(z, kv, false)
+				d.set(k.key, k.owner, k.rrs)
 				written = max(written, kv.ModRevision)
 			}
 		}

@@ -47,6 +47,7 @@ func TestSetup(t *testing.T) {
 		{"etcdzone {\n update_allow k.example.com. host.example.com\n}", true, `update_allow needs a TSIG key, a name and record types`},
 		{"etcdzone {\n update_allow k.example.com. host.example.com MX\n}", true, `"MX": update_allow takes the types A, AAAA, CNAME, TXT or *`},
 		{"etcdzone {\n update_allow k.example.com. bad..name TXT\n}", true, `"bad..name" is not a domain name`},
+		{"etcdzone {\n update_allow k.example.com. _acme-challenge.* TXT\n}", true, `"_acme-challenge.*": update_allow takes a name, @, * or *.NAME`},
 	}
 	setuptest.Run(t, "etcdzone", setup, tests)
 }

@@ -182,7 +182,11 @@ func (x *EtcdZone) readNames(ctx context.Context, z *zone, u *update) (*names, [
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", name, err)
 		}
-		rev = resp.Header.Revision
+		if rev == 0 {
+			// etcd's header gives its current revision, also for a read
+			// at an earlier one: the first read's is the revision of all.
+			rev = resp.Header.Revision
+		}
 		reads = append(reads, clientv3.Compare(clientv3.ModRevision(path).WithRange(path+"0"), "<", rev+1))
 		for _, kv := range resp.Kvs {
 			owner, rrs, err := x.records(z, kv)

@@ -1,6 +1,7 @@
 package etcdzone
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -126,6 +127,10 @@ func TestRulePermits(t *testing.T) {
 		{wide, "k.", "lab.example.com.", dns.TypeA, false},
 		{wide, "k.", "host.lab.example.com.", dns.TypeTXT, false},
 		{all, "k.", "example.com.", dns.TypeANY, true},
+		// A type given twice does not make up for one missing; one given
+		// beside * takes nothing away.
+		{rule{key: "k.", name: "*", types: []uint16{dns.TypeA, dns.TypeA, dns.TypeA, dns.TypeA}}, "k.", "example.com.", dns.TypeANY, false},
+		{rule{key: "k.", name: "*", types: append(slices.Clone(updatable), dns.TypeA)}, "k.", "example.com.", dns.TypeANY, true},
 		{rule{key: "k.", name: "@", types: updatable}, "k.", "example.com.", dns.TypeA, true},
 		{rule{key: "k.", name: "@", types: updatable}, "k.", "app.example.com.", dns.TypeA, false},
 	} {

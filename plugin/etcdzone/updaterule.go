@@ -46,7 +46,7 @@ func (r rule) permits(key, zone, name string, t uint16) bool {
 		return false
 	}
 	if t == dns.TypeANY {
-		return len(r.types) == len(updatable)
+		return !slices.ContainsFunc(updatable, func(t uint16) bool { return !slices.Contains(r.types, t) })
 	}
 	return slices.Contains(r.types, t)
 }
@@ -106,6 +106,9 @@ func (x *EtcdZone) parseUpdateAllow(c *caddy.Controller, args []string) error {
 	r := rule{key: key, name: strings.ToLower(args[1]), where: where(c)}
 	if r.name != "@" && r.name != "*" {
 		name := strings.TrimPrefix(r.name, "*.")
+		if strings.Contains(name, "*") {
+			return c.Errf("%q: update_allow takes a name, @, * or *.NAME", args[1])
+		}
 		if _, err := parseName(c, []string{name}); err != nil {
 			return err
 		}

@@ -18,6 +18,9 @@ const (
 	// progressEvery is how often a watch that catches up with a load asks
 	// etcd whether it has delivered everything up to the load's revision.
 	progressEvery = 50 * time.Millisecond
+	// progressIdle is how often a watch asks for etcd's progress once the
+	// zone is installed.
+	progressIdle = 30 * time.Second
 	// catchUpWait bounds how long a load waits for that: an etcd (or a
 	// proxy) that never reports progress must not keep the zone away.
 	catchUpWait = 5 * time.Second
@@ -129,6 +132,13 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 		case <-progress.C:
 			switch {
 			case w.pending == nil:
+				// etcd's progress reports move w.next past the revisions
+				// of other keys, so that a watch started again (after a
+				// lost leader, say) does not ask for revisions etcd may
+				// have compacted since, which would read the zone again
+				// and move its serial.
+				progress.Reset(progressIdle)
+				_ = w.x.etcd.Client.RequestProgress(ctx)
 			case time.Now().After(giveUp):
 				log.Warningf("zone %s: etcd reports no progress of the watch; taking revision %d for the zone's last change", z.name, w.loaded)
 				w.written = w.loaded // never too early
@@ -159,12 +169,12 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 				*failed = ""
 			}
 			if len(resp.Events) > 0 {
-				w.next = resp.Events[len(resp.Events)-1].Kv.ModRevision + 1
+				w.next = max(w.next, resp.Events[len(resp.Events)-1].Kv.ModRevision+1)
+			}
+			if resp.IsProgressNotify() {
+				w.next = max(w.next, resp.Header.Revision+1)
 			}
 			w.changed(0, resp.Events)
-			if w.pending != nil && resp.IsProgressNotify() && resp.Header.Revision >= w.loaded {
-				w.install()
-			}
 		}
 	}
 }
@@ -180,9 +190,12 @@ func (w *watch) changed(rev int64, events []*clientv3.Event) {
 			rev = max(rev, ev.Kv.ModRevision)
 		}
 	}
+	// The keys are read before the lock is taken: reading one with a
+	// lease asks etcd for the lease's time to live.
+	keys := w.read(events)
 	if w.pending != nil {
 		// Only this goroutine knows of the pending data: no lock.
-		w.apply(w.pending, events)
+		w.pending.setAll(keys)
 		w.written = max(w.written, rev)
 		if w.next > w.loaded {
 			w.install()
@@ -194,18 +207,21 @@ func (w *watch) changed(rev int64, events []*clientv3.Event) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	w.apply(z.data, events)
+	z.data.setAll(keys)
 	x.moveSerial(z, z.serial.at(rev))
 	records.WithLabelValues(z.server, z.name).Set(float64(z.data.count))
 }
 
-// apply applies to d the events of the zone's keys after w.loaded.
-func (w *watch) apply(d *data, events []*clientv3.Event) {
+// read returns the records of the zone's keys that events put or deleted
+// after w.loaded.
+func (w *watch) read(events []*clientv3.Event) []keyRecords {
+	var keys []keyRecords
 	for _, ev := range events {
 		if ev.Kv.ModRevision > w.loaded && w.z.holds(ev.Kv.Key) {
-			w.x.apply(w.z, d, ev.Kv, ev.Type == clientv3.EventTypeDelete)
+			keys = append(keys, w.x.readKey(w.z, ev.Kv, ev.Type == clientv3.EventTypeDelete))
 		}
 	}
+	return keys
 }
 
 // install makes the pending data the zone's, with the serial of the zone's
@@ -214,6 +230,9 @@ func (w *watch) apply(d *data, events []*clientv3.Event) {
 func (w *watch) install() {
 	x, z, d := w.x, w.z, w.pending
 	w.pending = nil
+	// The load holds every revision up to its own: a watch started again
+	// goes on from there.
+	w.next = max(w.next, w.loaded+1)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	first := z.data == nil

@@ -18,6 +18,9 @@ type zone struct {
 	// fixed are the records the Corefile puts into the zone, by a source
 	// name of their own: NS records of delegations, and glue.
 	fixed map[string][]dns.RR
+	// inner are the plugin's zones inside this one, whose keys are theirs:
+	// they lie below the key, but are none of this zone's.
+	inner []*zone
 	// server names the server block in logs, metrics and the serials kept
 	// across reloads.
 	server string
@@ -37,8 +40,22 @@ type zone struct {
 }
 
 // holds reports whether the etcd key is one of z's: key itself, or below
-// it. A key that merely begins like it ("/skydns/com/example-shop") is not.
+// it, but not in one of z's inner zones. A key that merely begins like it
+// ("/skydns/com/example-shop") is not.
 func (z *zone) holds(key []byte) bool {
+	if !z.under(key) {
+		return false
+	}
+	for _, inner := range z.inner {
+		if inner.under(key) {
+			return false
+		}
+	}
+	return true
+}
+
+// under reports whether the etcd key is z's key or below it.
+func (z *zone) under(key []byte) bool {
 	rest, ok := strings.CutPrefix(string(key), z.key)
 	return ok && (rest == "" || rest[0] == '/')
 }
@@ -47,19 +64,28 @@ func (z *zone) holds(key []byte) bool {
 // of its siblings that begin like it, which holds tells apart).
 func (z *zone) rangeEnd() string { return z.key + "0" } // '0' follows '/'
 
-// apply applies the put (kv) or delete of one of z's etcd keys to d.
-func (x *EtcdZone) apply(z *zone, d *data, kv *mvccpb.KeyValue, deleted bool) {
-	key := string(kv.Key)
+// keyRecords is what one etcd key of a zone holds: its records, at their
+// owner name; none when the key was deleted or can't be read.
+type keyRecords struct {
+	key, owner string
+	rrs        []dns.RR
+}
+
+// readKey returns the records of the put (kv) or delete of one of z's etcd
+// keys. A key that can't be read is logged, counted, and holds none.
+func (x *EtcdZone) readKey(z *zone, kv *mvccpb.KeyValue, deleted bool) keyRecords {
+	k := keyRecords{key: string(kv.Key)}
 	if deleted {
-		d.set(key, "", nil)
-		return
+		return k
 	}
 	owner, rrs, err := x.records(z, kv)
 	if err != nil {
 		log.Warningf("zone %s: %s: %v; skipped", z.name, kv.Key, err)
 		skippedKeys.WithLabelValues(z.server, z.name).Inc()
+		return k
 	}
-	d.set(key, owner, rrs)
+	k.owner, k.rrs = owner, rrs
+	return k
 }
 
 // moveSerial makes s z's serial, and has it announced when it moved. The
@@ -102,9 +128,14 @@ func (x *EtcdZone) rejudge(z *zone) {
 	}
 	z.data.rejudge()
 	records.WithLabelValues(z.server, z.name).Set(float64(z.data.count))
+	// The addresses' revision moves the serial when it is past the zone's
+	// last change; otherwise the change counts as one etcd does not hold.
 	s := z.serial.bumped()
 	if rev := x.view.Revision(); rev != z.viewRev {
-		s, z.viewRev = z.serial.at(rev), rev
+		z.viewRev = rev
+		if at := z.serial.at(rev); at != z.serial {
+			s = at
+		}
 	}
 	x.moveSerial(z, s)
 }
