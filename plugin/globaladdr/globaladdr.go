@@ -90,7 +90,9 @@ func (g *GlobalAddr) soa(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) 
 	}
 	for _, section := range [][]dns.RR{nw.Msg.Answer, nw.Msg.Ns} {
 		for _, rr := range section {
-			if soa, ok := rr.(*dns.SOA); ok && !g.policy.hidden(soa.Hdr.Name) {
+			// Judged as every record is: neither its owner nor its MNAME
+			// or RNAME may be hidden.
+			if soa, ok := rr.(*dns.SOA); ok && g.policy.judge(soa) == keep {
 				return soa
 			}
 		}

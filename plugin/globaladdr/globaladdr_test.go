@@ -168,6 +168,10 @@ func TestServeDNS(t *testing.T) {
 			want:  test.Case{Qname: "x.internal.example.com.", Rcode: dns.RcodeNameError, Ns: soa},
 		},
 		{
+			name: "a hidden name's NXDOMAIN carries no SOA that names a hidden name", corefile: "globaladdr 203.0.113.10 {\n hide dns.example.com\n}", qtype: dns.TypeA,
+			want: test.Case{Qname: "x.dns.example.com.", Rcode: dns.RcodeNameError},
+		},
+		{
 			name: "hidden names vanish from an ancestor's answer: SRV target and Additional", corefile: "globaladdr 203.0.113.10 {\n hide internal.example.com\n}", qtype: dns.TypeSRV,
 			reply: reply{
 				answer: []dns.RR{test.SRV("example.com. 30 IN SRV 10 50 0 app.example.com."), test.SRV("example.com. 30 IN SRV 10 50 0 db.internal.example.com.")},

@@ -22,8 +22,9 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	}
 	return g.sources.Start(servers, etcdPluginClient(cfg), func(v source.Value) {
 		addrs := newGlobals(v.Addrs)
-		g.revision.Store(v.Revision)
+		// The addresses first: whoever reads the new revision finds them.
 		g.addrs.Store(addrs)
+		g.revision.Store(v.Revision)
 		setAddressCount(servers, addrs)
 	})
 }
