@@ -93,8 +93,8 @@ func TestHelmLint(t *testing.T) {
 // TestHelmRefuses checks that the chart refuses values that would make a
 // release fail or leak, with a message that says why: views told apart by
 // the client's address behind a Service that rewrites it, a hidden primary
-// without its key, addresses beside a source, and a misspelled value
-// (values.schema.json).
+// without its key, addresses beside a source, a misspelled value, and values
+// CoreDNS would refuse at start-up (values.schema.json).
 func TestHelmRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		set  []string
@@ -104,6 +104,9 @@ func TestHelmRefuses(t *testing.T) {
 		{[]string{"views=hidden-primary", "hiddenPrimary.secondaries={192.0.2.53:53}"}, "tsig.secretName names the Secret"},
 		{[]string{"globaladdr.from.etcdKey=/globaladdr/example.com"}, "addresses or from sources, not both"},
 		{[]string{"globaladdr.adresses={203.0.113.10}"}, "additional properties 'adresses' not allowed"},
+		{[]string{"cache=0"}, "/cache"},
+		{[]string{"views=ports", "lan.upstream={}"}, "/lan/upstream"},
+		{[]string{"lan.acme.lease=3 hours"}, "/lan/acme/lease"},
 	} {
 		args := []string{"template", helmRelease, chartDir}
 		for _, s := range tc.set {

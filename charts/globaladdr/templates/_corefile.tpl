@@ -92,7 +92,9 @@ cache.
 {{- if not .primary }}
     rrl {
 {{- range $property, $value := $v.rrl }}
+{{- if not (and (kindIs "bool" $value) (not $value)) }}
         {{ $property }}{{ if kindIs "slice" $value }} {{ join " " $value }}{{ else if not (kindIs "bool" $value) }} {{ $value }}{{ end }}
+{{- end }}
 {{- end }}
     }
     cache {{ $v.cache }}
