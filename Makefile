@@ -25,7 +25,7 @@ TEST_PLATFORMS := linux/amd64,linux/arm64,linux/arm/v7
 
 export CGO_ENABLED := 0
 
-.PHONY: all build generate demo test externaldns kube-bins helm acme-bins unit e2e lint image bench fuzz soak clean
+.PHONY: all build generate demo test externaldns kube-bins helm acme-bins lint image bench fuzz soak clean
 
 all: build
 
