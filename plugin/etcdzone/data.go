@@ -15,9 +15,9 @@ import (
 //
 // A zone's data is changed only under EtcdZone.mu held for writing, and read
 // under it held for reading; data being loaded, which no query sees yet, is
-// changed by the loading goroutine alone. Each change of an RRset replaces the slice that holds
-// it, so the slices a lookup returned stay as they were after the lock is
-// released.
+// changed by the loading goroutine alone. Each change of an RRset replaces
+// the slice that holds it, so the slices a lookup returned stay as they were
+// after the lock is released.
 type data struct {
 	zone *file.Zone
 	// sources holds the records of each source, by the source's name: an
