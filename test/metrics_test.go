@@ -80,9 +80,8 @@ func scrape(t *testing.T, url string) string {
 
 // counted returns how much metric, with the server label of port (and the
 // type label typ, unless empty), grew from the exposition before to after.
-// The tests' servers share their process's registry, and the OS may hand a
-// test a port that an earlier test's server had: a server's label can carry
-// that server's counts.
+// Counts only grow, and the server's label counts everything its server
+// answered: the growth leaves out the queries that came before.
 func counted(before, after, metric string, port int, typ string) float64 {
 	return sample(after, metric, port, typ) - sample(before, metric, port, typ)
 }

@@ -37,6 +37,8 @@ type Server struct {
 //	{httpport:NAME}  any other TCP listener (ready, health, prometheus): a port
 //	                 that was free when chosen.
 //
+// No port is chosen twice in a process (see FreeTCPPort).
+//
 // The same NAME always stands for the same port, so a Corefile can name a
 // listener twice (e.g. in a key and in a forward to it).
 var placeholder = regexp.MustCompile(`\{(port|httpport):([A-Za-z0-9_.-]+)\}`)

@@ -17,3 +17,19 @@ func TestNoCorefileToReload(t *testing.T) {
 		t.Fatalf("caddy.LoadCaddyfile returned %v, %v; want %v", in, err, errNoCorefile)
 	}
 }
+
+// TestFreeTCPPortNeverRepeats asks for many ports, each closed at once: none
+// comes twice, although the system could offer a closed one again.
+func TestFreeTCPPortNeverRepeats(t *testing.T) {
+	seen := map[int]bool{}
+	for range 500 {
+		port, err := FreeTCPPort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[port] {
+			t.Fatalf("port %d chosen twice", port)
+		}
+		seen[port] = true
+	}
+}

@@ -1,10 +1,12 @@
 package corednstest
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
+	"sync"
 
 	"github.com/coredns/coredns/plugin/pkg/reuseport"
 )
@@ -60,14 +62,47 @@ func reserveDNSPort() ([]io.Closer, int, error) {
 	return nil, 0, lastErr
 }
 
-// FreeTCPPort returns a TCP port the system considers free on every address.
+// FreeTCPPort returns a TCP port the system considers free on every address,
+// and that no earlier call in this process returned.
 func FreeTCPPort() (int, error) {
-	l, err := net.Listen("tcp", ":0")
-	if err != nil {
-		return 0, err
+	var tried []io.Closer // held, so that the system offers other ports
+	defer func() { closeAll(tried) }()
+	for range 100 {
+		l, err := net.Listen("tcp", ":0")
+		if err != nil {
+			return 0, err
+		}
+		tried = append(tried, l)
+		if port := l.Addr().(*net.TCPAddr).Port; chosen.claim(port) {
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("the system offers only ports chosen before")
+}
+
+// chosen holds every port FreeTCPPort returned in this process. CoreDNS
+// keeps state by address across instances of the same process: the
+// prometheus plugin starts one listener per address, and never again once
+// an instance with it has shut down, and metrics carry a server label that
+// outlives its server. A test that took an earlier test's port would find
+// no listener, or the earlier test's counts.
+var chosen = portSet{ports: map[int]bool{}}
+
+// portSet is a set of ports, safe for concurrent use.
+type portSet struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}
+
+// claim adds port to s, and reports whether it was not in s before.
+func (s *portSet) claim(port int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ports[port] {
+		return false
+	}
+	s.ports[port] = true
+	return true
 }
 
 func closeAll(cs []io.Closer) {
