@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 	"github.com/globaladdr/globaladdr/internal/prereq"
 
 	"github.com/miekg/dns"
@@ -32,7 +33,7 @@ var TestKey = Key{Name: "transfer.example.com.", Secret: "Y2lAUHa6tPH4+aaV8JQGcm
 type Server struct {
 	Name string // "BIND", "NSD" or "Knot"
 	Addr string // host:port it answers on
-	out  *output
+	out  *lockedbuf.Buffer
 }
 
 // Output returns what the server printed so far, for the message of a

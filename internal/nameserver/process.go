@@ -1,12 +1,12 @@
 package nameserver
 
 import (
-	"bytes"
 	"net"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
+
+	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 )
 
 // FreeLoopbackAddr returns a loopback address with a port that was free for
@@ -30,28 +30,11 @@ func FreeLoopbackAddr(t testing.TB) string {
 	return ""
 }
 
-// output collects a process's output, for the messages of failing tests.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
-// run starts a program in the background and kills it when t ends.
-func run(t testing.TB, name string, args ...string) *output {
+// run starts a program in the background and kills it when t ends; it
+// returns what the program prints, for the messages of failing tests.
+func run(t testing.TB, name string, args ...string) *lockedbuf.Buffer {
 	t.Helper()
-	out := new(output)
+	out := new(lockedbuf.Buffer)
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

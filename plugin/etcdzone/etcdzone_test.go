@@ -1,7 +1,6 @@
 package etcdzone
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
+	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 
 	"github.com/miekg/dns"
@@ -489,7 +489,7 @@ func TestForeignUpdate(t *testing.T) {
 // say): it goes on from the load's revision, so it neither takes the
 // compaction for a change of the zone nor reads the zone again.
 func TestWatchGoesOnFromTheLoad(t *testing.T) {
-	var logs lockedBuffer
+	var logs lockedbuf.Buffer
 	stdlog.SetOutput(&logs)
 	t.Cleanup(func() { stdlog.SetOutput(os.Stderr) })
 	s, err := etcdtest.Start(t.TempDir())
@@ -543,24 +543,6 @@ func TestWatchGoesOnFromTheLoad(t *testing.T) {
 	if strings.Contains(logs.String(), "compacted") {
 		t.Errorf("the watch asked for compacted revisions:\n%s", logs.String())
 	}
-}
-
-// lockedBuffer is a buffer that the log writes to while a test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // revisionView is a view whose global addresses were written at rev.
