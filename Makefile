@@ -11,7 +11,12 @@
 #   make bin/linux_arm64/coredns  ./coredns cross-compiled for a platform (linux_arm_v7: linux/arm/v7)
 
 GO       ?= go
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# VERSION is globaladdr's version, which `coredns -version` and the image's
+# tag show: the git tag (v0.1.0, or v0.1.0-3-gabc1234 three commits after
+# it, -dirty with uncommitted changes); without a tag, the VERSION file's
+# release with the commit (0.1.0-dev-gabc1234).
+VERSION  ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || \
+	echo "$$(cat VERSION)-dev$$(git rev-parse --short HEAD 2>/dev/null | sed 's/^/-g/')")
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BINARY   := coredns
 IMAGE    ?= coredns-globaladdr
