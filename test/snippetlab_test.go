@@ -72,10 +72,11 @@ __wait() {
 __answers() { dig +tcp +tries=1 +time=1 @"$1" -p "$2" "$3" SOA >/dev/null; }
 # __expect WANT CMD...: run CMD until it prints WANT, for at most 10 s.
 __expect() {
-	local want=$1 got=; shift
-	for _ in $(seq 100); do
+	local want=$1 got= end=$((SECONDS + 10)); shift
+	while :; do
 		got=$("$@" 2>&1) || true
 		[ "$got" = "$want" ] && { echo "$got"; return 0; }
+		[ "$SECONDS" -lt "$end" ] || break
 		sleep 0.1
 	done
 	echo "lab: '$*' printed '$got'; the README shows '$want'" >&2; return 1
@@ -138,9 +139,10 @@ func (l *snippetLab) exec(t *testing.T, then string) {
 	out, err := exec.CommandContext(ctx, "unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "bash", script).CombinedOutput()
 	if err != nil {
 		var logs strings.Builder
-		for _, f := range []string{"coredns.log", "etcd.log"} {
-			if b, err := os.ReadFile(filepath.Join(l.dir, f)); err == nil {
-				fmt.Fprintf(&logs, "--- %s (last lines):\n%s\n", f, lastLines(string(b), 20))
+		files, _ := filepath.Glob(filepath.Join(l.dir, "*.log"))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil {
+				fmt.Fprintf(&logs, "--- %s (last lines):\n%s\n", filepath.Base(f), lastLines(string(b), 20))
 			}
 		}
 		t.Errorf("%v\n--- output:\n%s\n%s--- script:\n%s", err, out, logs.String(), l.script.String())
