@@ -5,6 +5,7 @@
 #   make test       everything CI runs, the pipeline test with the programs of kube-bins too
 #   make kube-bins  build kube-apiserver, kubectl and external-dns into bin/kube/ (test/kubernetes)
 #   make helm       build helm into bin/helm/ (test/helm), for the chart's tests
+#   make chart-files  copy monitoring/ rules and dashboard into the chart
 #   make acme-bins  build Pebble and acmeclient into bin/acme/ (test/acme)
 #   make image      build the container image for the host (docker, else buildah);
 #                   PLATFORMS=linux/amd64,linux/arm64,linux/arm/v7: one multi-platform image
@@ -30,7 +31,7 @@ TEST_PLATFORMS := linux/amd64,linux/arm64,linux/arm/v7
 
 export CGO_ENABLED := 0
 
-.PHONY: all build generate demo test externaldns kube-bins helm acme-bins lint image bench fuzz soak clean
+.PHONY: chart-files all build generate demo test externaldns kube-bins helm acme-bins lint image bench fuzz soak clean
 
 all: build
 
@@ -65,6 +66,12 @@ platform_bins = $(foreach p,$(call platforms,$(1)),$(call platform_bin,$(p)))
 
 generate:
 	$(GO) generate ./...
+
+# chart-files copies monitoring/'s rules and dashboard into the chart (helm
+# warns on links out of a chart); test/chart_files_test.go checks they agree.
+CHART_FILES := globaladdr-rules.yaml globaladdr-dashboard.json
+chart-files:
+	for f in $(CHART_FILES); do cp monitoring/$$f charts/globaladdr/files/$$f; done
 
 # demo builds ./coredns and the demo in one go build, so that the packages
 # they share compile once (with the same flags) and the rest of both in
