@@ -20,8 +20,8 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
-	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 
 	"github.com/miekg/dns"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -548,10 +548,11 @@ func TestWatchGoesOnFromTheLoad(t *testing.T) {
 // revisionView is a view whose global addresses were written at rev.
 type revisionView struct{ rev int64 }
 
-func (v revisionView) Withholds(dns.RR) bool           { return false }
-func (v revisionView) Subscribe(func()) func()         { return func() {} }
-func (v revisionView) Revision() int64                 { return v.rev }
-func (v revisionView) Withhold([]string) (undo func()) { return func() {} }
+func (v revisionView) Withholds(dns.RR) bool              { return false }
+func (v revisionView) Subscribe(func()) func()            { return func() {} }
+func (v revisionView) Revision() int64                    { return v.rev }
+func (v revisionView) Withhold([]string) (undo func())    { return func() {} }
+func (v revisionView) Withheld(context.Context, []dns.RR) {}
 
 // TestRejudgeMovesSerial changes the view's global addresses, written at a
 // revision before the zone's last change: the serial moves all the same, so
