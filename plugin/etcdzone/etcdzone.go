@@ -22,6 +22,7 @@ import (
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/request"
+	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 )
@@ -43,6 +44,8 @@ type EtcdZone struct {
 	// updateLease is how long a record written under a rule with a lease
 	// lives unless deleted before.
 	updateLease time.Duration
+	// journalRecords and journalBytes bound each zone's journal.
+	journalRecords, journalBytes int
 	// where is the Corefile's file and line of the directive, for
 	// start-up errors.
 	where string
@@ -53,39 +56,14 @@ type EtcdZone struct {
 	// its view (each nil when the block has none), and the zones.
 	etcd  *etcd.Etcd
 	xfr   *transfer.Transfer
-	view  view
+	view  view.View
 	zones []*zone
 	// stop ends the zones' goroutines; nil before start.
 	stop func()
 
-	// mu guards the data and the serial of every zone: a query reads them
-	// holding it for reading, a change from etcd writes them holding it.
-	// One lock for all zones, so that a CNAME from one zone into another
-	// is followed under the lock already held.
-	mu sync.RWMutex
-}
-
-// view is what etcdzone asks of the plugin that makes the external view of
-// its block, globaladdr. A record the view never shows, whatever the
-// question (a hidden name, an ownership record, an internal address without
-// a global one of its family), is left out of the zone, so that the view
-// answers as a secondary holding its transfer does: a name whose records are
-// all withheld does not exist, and a wildcard covers it.
-type view interface {
-	// Withholds reports whether the view never shows rr.
-	Withholds(rr dns.RR) bool
-	// Subscribe registers f to be called, at once, each time the view's
-	// global addresses change, and with them what Withholds says; the
-	// returned function removes it.
-	Subscribe(f func()) (unsubscribe func())
-	// Revision returns the etcd revision at which the view's global
-	// addresses were written, 0 when they do not come from etcd: a part
-	// of the zone's serial.
-	Revision() int64
-	// Withhold tells the view that zones hold nothing Withholds names, so
-	// that it leaves their hidden names to be answered from them; undo
-	// ends it.
-	Withhold(zones []string) (undo func())
+	// mu guards zones for Ready, which may be asked while start sets
+	// them; queries come after start.
+	mu sync.Mutex
 }
 
 // Name implements plugin.Handler.
@@ -108,10 +86,10 @@ func (x *EtcdZone) CacheBypassZones() []string {
 // Ready implements ready.Readiness: the plugin is ready once every zone is
 // loaded.
 func (x *EtcdZone) Ready() bool {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	for _, z := range x.zones {
-		if z.data == nil {
+		if z.current.Load() == nil {
 			return false
 		}
 	}
@@ -147,11 +125,7 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 		}
 		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
 	}
-	state := request.Request{W: w, Req: r}
-	x.mu.RLock()
-	m := x.answer(ctx, state, z)
-	x.mu.RUnlock()
-	w.WriteMsg(m)
+	w.WriteMsg(x.answer(ctx, request.Request{W: w, Req: r}, z))
 	return dns.RcodeSuccess, nil
 }
 

@@ -20,8 +20,9 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
-	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/lockedbuf"
+	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -72,6 +73,9 @@ func newTestPlugin(s *etcdtest.Server, names ...string) *EtcdZone {
 		etcd:      &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
 		apex:      testApex,
 		zoneNames: names,
+
+		journalRecords: defaultJournalRecords,
+		journalBytes:   defaultJournalBytes,
 	}
 }
 
@@ -198,9 +202,7 @@ func TestChanges(t *testing.T) {
 	}
 	serialAt := func(what string, rev int64) {
 		t.Helper()
-		x.mu.RLock()
-		defer x.mu.RUnlock()
-		if got, want := z.data.zone.SOA.Serial, (serial{rev: rev}).value(); got != want {
+		if got, want := z.current.Load().zone.SOA.Serial, (serial{rev: rev}).value(); got != want {
 			t.Errorf("%s: serial %d, want %d (revision %d)", what, got, want, rev)
 		}
 	}
@@ -325,10 +327,8 @@ func TestOwnershipBesideHost(t *testing.T) {
 	if len(m.Answer) != 1 || m.Answer[0].Header().Rrtype != dns.TypeCNAME {
 		t.Errorf("CNAME query: %v", m)
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
 	for name, want := range map[string][]uint16{"app.example.com.": {dns.TypeA, dns.TypeTXT}, "www.example.com.": {dns.TypeCNAME}} {
-		elem, _ := x.zones[0].data.zone.Search(name)
+		elem, _ := x.zones[0].current.Load().zone.Search(name)
 		if got := slices.Sorted(slices.Values(elem.Types())); !slices.Equal(got, want) {
 			t.Errorf("%s holds types %v, want %v", name, got, want)
 		}
@@ -338,7 +338,7 @@ func TestOwnershipBesideHost(t *testing.T) {
 // TestTransferIXFR checks the up-to-date IXFR and the full transfer.
 func TestTransferIXFR(t *testing.T) {
 	x, _ := newTestZone(t, zoneRecords...)
-	current := x.zones[0].serial.value()
+	current := x.zones[0].current.Load().zone.SOA.Serial
 	for _, tc := range []struct {
 		serial uint32
 		whole  bool
@@ -546,22 +546,21 @@ func TestWatchGoesOnFromTheLoad(t *testing.T) {
 }
 
 // revisionView is a view whose global addresses were written at rev.
-type revisionView struct{ rev int64 }
+type revisionView struct{ state *view.State }
 
-func (v revisionView) Withholds(dns.RR) bool           { return false }
-func (v revisionView) Subscribe(func()) func()         { return func() {} }
-func (v revisionView) Revision() int64                 { return v.rev }
-func (v revisionView) Withhold([]string) (undo func()) { return func() {} }
+func (v revisionView) Current() *view.State         { return v.state }
+func (v revisionView) Subscribe(func()) func()      { return func() {} }
+func (v revisionView) Serve([]string) (undo func()) { return func() {} }
 
 // TestRejudgeMovesSerial changes the view's global addresses, written at a
 // revision before the zone's last change: the serial moves all the same, so
 // that the secondaries transfer the zone with the new addresses.
 func TestRejudgeMovesSerial(t *testing.T) {
 	x := &EtcdZone{apex: testApex}
-	z := &zone{name: "example.com.", server: "dns://test/" + t.Name(), serialMoved: make(chan struct{}, 1), serial: serial{rev: 100}}
-	z.data = newData(z.name, x.apex.soa(z.name, z.serial.value()), x.apex.nsSet(z.name, x.apex.ns), nil)
+	z := &zone{name: "example.com.", server: "dns://test/" + t.Name(), serialMoved: make(chan struct{}, 1), serial: serial{rev: 100}, journal: &journal{}}
+	z.idx = newIndex(z)
 	for _, rev := range []int64{50, 50, 150} {
-		x.view = revisionView{rev}
+		x.view = revisionView{&view.State{Revision: rev, Show: func(rrs []dns.RR) []dns.RR { return rrs }}}
 		before := z.serial
 		x.rejudge(z)
 		if !newer(z.serial.value(), before.value()) {

@@ -14,6 +14,7 @@ import (
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/plugin/tsig"
+	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 )
@@ -48,14 +49,14 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup
-	unsubscribe, unwithhold := func() {}, func() {}
-	if x.view, _ = cfg.Handler("globaladdr").(view); x.view != nil {
+	unsubscribe, unserve := func() {}, func() {}
+	if x.view = view.Of(cfg.Handlers()); x.view != nil {
 		unsubscribe = x.view.Subscribe(func() {
 			for _, z := range zones {
 				signal(z.rejudge)
 			}
 		})
-		unwithhold = x.view.Withhold(zoneNames(zones))
+		unserve = x.view.Serve(zoneNames(zones))
 	}
 	x.mu.Lock()
 	x.zones = zones
@@ -70,7 +71,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		}
 	}
 	x.stop = func() {
-		unwithhold()
+		unserve()
 		unsubscribe()
 		cancel()
 		done.Wait()
@@ -96,6 +97,7 @@ func (x *EtcdZone) newZones(server string) ([]*zone, error) {
 			key:         msg.Path(name, x.etcd.PathPrefix),
 			server:      server,
 			fixed:       map[string][]dns.RR{},
+			journal:     &journal{maxRecords: x.journalRecords, maxBytes: x.journalBytes},
 			serialMoved: make(chan struct{}, 1),
 			rejudge:     make(chan struct{}, 1),
 		})

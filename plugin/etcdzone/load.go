@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/miekg/dns"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -15,11 +14,11 @@ const (
 	pageSize = 1000
 )
 
-// load reads z's keys from etcd, page by page, all at one revision, into new
-// data. It returns the data, the revision read at, and the greatest
+// load reads z's keys from etcd, page by page, all at one revision, into a
+// new index. It returns the index, the revision read at, and the greatest
 // revision at which one of the keys was written.
-func (x *EtcdZone) load(ctx context.Context, z *zone) (d *data, rev, written int64, err error) {
-	d = x.newData(z)
+func (x *EtcdZone) load(ctx context.Context, z *zone) (idx *index, rev, written int64, err error) {
+	idx = newIndex(z)
 	from := z.key
 	for {
 		page, err := x.read(ctx, z, from, rev)
@@ -32,12 +31,12 @@ func (x *EtcdZone) load(ctx context.Context, z *zone) (d *data, rev, written int
 		for _, kv := range page.Kvs {
 			if z.holds(kv.Key) {
 				k := x.readKey(z, kv, false)
-				d.set(k.key, k.owner, k.rrs)
+				idx.set(k.key, k.owner, k.rrs, nil)
 				written = max(written, kv.ModRevision)
 			}
 		}
 		if !page.More {
-			return d, rev, written, nil
+			return idx, rev, written, nil
 		}
 		from = string(page.Kvs[len(page.Kvs)-1].Key) + "\x00"
 	}
@@ -53,19 +52,4 @@ func (x *EtcdZone) read(ctx context.Context, z *zone, key string, rev int64) (*c
 		clientv3.WithLimit(pageSize),
 		clientv3.WithRev(rev),
 		clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
-}
-
-// newData returns the data of z before any key: the apex records and those
-// the Corefile adds.
-func (x *EtcdZone) newData(z *zone) *data {
-	var withholds func(dns.RR) bool
-	if x.view != nil {
-		withholds = x.view.Withholds
-	}
-	d := newData(z.name, x.apex.soa(z.name, z.serial.value()), x.apex.nsSet(z.name, x.apex.ns), withholds)
-	d.zone.Upstream = chaser{x}
-	for name, rrs := range z.fixed {
-		d.set(name, rrs[0].Header().Name, rrs)
-	}
-	return d
 }

@@ -14,24 +14,24 @@ import (
 // answer returns the reply to state's query for a name in z, looked up in
 // z's tree by the file plugin's lookup: RFC 1034's algorithm with CNAMEs
 // followed within the zones, wildcards, empty non-terminals and
-// delegations. A zone not loaded yet gets SERVFAIL. The caller holds x.mu for
-// reading.
+// delegations. A zone not loaded yet gets SERVFAIL.
 func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *zone) *dns.Msg {
 	m := new(dns.Msg)
 	m.SetReply(state.Req)
-	if z.data == nil {
+	v := z.current.Load()
+	if v == nil {
 		m.Rcode = dns.RcodeServerFailure
 		return m
 	}
 	m.Authoritative = true
-	if x.emptyNonTerminal(z, state.Name()) {
+	if x.emptyNonTerminal(v, state.Name()) {
 		// An empty non-terminal exists (RFC 4592, 2.2.2): NODATA, where the
 		// file plugin's lookup would let a wildcard above it answer.
-		m.Ns = []dns.RR{z.data.zone.SOA}
+		m.Ns = []dns.RR{v.zone.SOA}
 		return m
 	}
 	var result file.Result
-	m.Answer, m.Ns, m.Extra, result = z.data.zone.Lookup(ctx, state, state.Name())
+	m.Answer, m.Ns, m.Extra, result = v.zone.Lookup(ctx, state, state.Name())
 	switch result {
 	case file.Success:
 		if len(m.Answer) > 0 {
@@ -44,7 +44,7 @@ func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *zone) *
 			// The CNAMEs lead to a name of the zones without records of
 			// the type: NODATA, with the SOA for negative caching (RFC
 			// 2308, 2.2).
-			m.Ns = []dns.RR{z.data.zone.SOA}
+			m.Ns = []dns.RR{v.zone.SOA}
 		}
 	case file.NameError:
 		m.Rcode = dns.RcodeNameError
@@ -58,16 +58,16 @@ func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *zone) *
 	return m
 }
 
-// emptyNonTerminal reports whether name, in z, has no records but names
+// emptyNonTerminal reports whether name, in v, has no records but names
 // below it, outside any delegation.
-func (x *EtcdZone) emptyNonTerminal(z *zone, name string) bool {
+func (x *EtcdZone) emptyNonTerminal(v *version, name string) bool {
 	if x.delegated(name) {
 		return false
 	}
-	if elem, ok := z.data.zone.Search(name); ok && !elem.Empty() {
+	if elem, ok := v.zone.Search(name); ok && !elem.Empty() {
 		return false
 	}
-	next, ok := z.data.zone.Next(name)
+	next, ok := v.zone.Next(name)
 	return ok && !strings.EqualFold(next.Name(), name) && dns.IsSubDomain(name, next.Name())
 }
 
@@ -99,18 +99,16 @@ func (x *EtcdZone) endsInNoData(answer []dns.RR, qtype uint16) bool {
 
 // chaser is the Upstream of the zones' lookups: where a CNAME leads out of
 // the zone's tree, the lookup asks it for the target. A target in one of
-// the plugin's zones is looked up at once, under x.mu as the lookup already
-// holds it; any other is asked of the whole server again (the etcd plugin
-// and the file plugin do so too), with x.mu released meanwhile, so that a
-// slow forwarder never holds back the changes from etcd.
+// the plugin's zones is looked up at once, in the zone's current version;
+// any other is asked of the whole server again (the etcd plugin and the
+// file plugin do so too), where the view, if any, makes its answer the
+// view's.
 type chaser struct{ x *EtcdZone }
 
-// Lookup implements file.Upstreamer. Its caller holds x.mu for reading.
+// Lookup implements file.Upstreamer.
 func (c chaser) Lookup(ctx context.Context, state request.Request, name string, qtype uint16) (*dns.Msg, error) {
 	if z := c.x.zoneOf(name); z != nil {
 		return c.x.answer(ctx, state.NewWithQuestion(name, qtype), z), nil
 	}
-	c.x.mu.RUnlock()
-	defer c.x.mu.RLock()
 	return upstream.New().Lookup(ctx, state, name, qtype)
 }

@@ -51,6 +51,13 @@ var (
 		Help:      "The serial of the zone the last transfer (AXFR, or IXFR up to date or not) was answered with; behind coredns_etcdzone_serial while the secondaries have not fetched the zone.",
 	}, []string{"server", "zone"})
 
+	transfers = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "transfers_total",
+		Help:      "Counter of transfers of the zone that sent records, by type: axfr (the whole zone), or ixfr (the changes since the secondary's serial, from the journal).",
+	}, []string{"server", "zone", "type"})
+
 	transferErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,

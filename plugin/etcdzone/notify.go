@@ -27,10 +27,7 @@ func (x *EtcdZone) announce(ctx context.Context, z *zone) {
 		default:
 		}
 		last = time.Now()
-		x.mu.RLock()
-		serial := z.serial.value()
-		x.mu.RUnlock()
-		log.Infof("zone %s: serial %d; notifying the secondaries", z.name, serial)
+		log.Infof("zone %s: serial %d; notifying the secondaries", z.name, z.current.Load().zone.SOA.Serial)
 		if err := x.xfr.Notify(z.name); err != nil {
 			log.Warningf("zone %s: %v", z.name, err)
 			notifyErrors.WithLabelValues(z.server, z.name).Inc()

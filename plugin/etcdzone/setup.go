@@ -48,7 +48,7 @@ func parse(c *caddy.Controller) (*EtcdZone, error) {
 		retry:   600,
 		expire:  1209600,
 		minimum: 300,
-	}, updateLease: defaultUpdateLease}
+	}, updateLease: defaultUpdateLease, journalRecords: defaultJournalRecords, journalBytes: defaultJournalBytes}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
 			return nil, c.Errf("%s is given twice in this server block", pluginName)
@@ -102,10 +102,47 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 		err = x.parseUpdateAllow(c, args)
 	case "update_lease":
 		x.updateLease, err = parseLease(c, args)
+	case "journal":
+		x.journalRecords, x.journalBytes, err = parseJournal(c, args)
 	default:
 		err = c.Errf("unknown property %q", property)
 	}
 	return err
+}
+
+// The journal's default bounds: room for the changes of a busy day of a
+// cluster, far below a zone of 30,000 hosts.
+const (
+	defaultJournalRecords = 10000
+	defaultJournalBytes   = 4 << 20
+)
+
+// parseJournal reads "journal RECORDS [BYTES]": at most RECORDS records and
+// BYTES bytes (a number, or one with the suffix KiB or MiB) of changes; 0
+// keeps none (every IXFR gets the whole zone).
+func parseJournal(c *caddy.Controller, args []string) (records, bytes int, err error) {
+	if len(args) < 1 || len(args) > 2 {
+		return 0, 0, c.ArgErr()
+	}
+	records, err = strconv.Atoi(args[0])
+	if err != nil || records < 0 {
+		return 0, 0, c.Errf("journal %q is not a number of records", args[0])
+	}
+	bytes = defaultJournalBytes
+	if len(args) == 2 {
+		number, unit := args[1], 1
+		for suffix, u := range map[string]int{"KiB": 1 << 10, "MiB": 1 << 20} {
+			if n, ok := strings.CutSuffix(args[1], suffix); ok {
+				number, unit = n, u
+			}
+		}
+		n, err := strconv.Atoi(number)
+		if err != nil || n < 0 || n > 1<<30/unit {
+			return 0, 0, c.Errf("journal %q is not a number of bytes (with KiB or MiB) up to 1024MiB", args[1])
+		}
+		bytes = n * unit
+	}
+	return records, bytes, nil
 }
 
 // parseDelegate reads "delegate NAME NS...".

@@ -24,6 +24,9 @@ const (
 	// catchUpWait bounds how long a load waits for that: an etcd (or a
 	// proxy) that never reports progress must not keep the zone away.
 	catchUpWait = 5 * time.Second
+	// flushEvery bounds how long the changes of a flood of watch
+	// responses wait to be published together.
+	flushEvery = 100 * time.Millisecond
 )
 
 // errStale ends a watch that can no longer bring z up to date: etcd
@@ -83,8 +86,15 @@ type watch struct {
 	next   int64
 	loaded int64
 
-	pending *data // nil once installed
+	pending *index // nil once installed
 	written int64
+
+	// dirty holds the owner names of the changes taken since the last
+	// flush, at revisions up to rev, the first since; nil when there are
+	// none.
+	dirty map[string]bool
+	rev   int64
+	since time.Time
 }
 
 // run watches until the watch ends, and returns why. *failed, the failure
@@ -97,6 +107,7 @@ func (w *watch) run(ctx context.Context, failed *string) error {
 	ctx = metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(ctx), "etcdzone", w.z.server+" "+w.z.name)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer w.flush()
 	for {
 		c, err := w.events(ctx, failed)
 		switch {
@@ -111,6 +122,7 @@ func (w *watch) run(ctx context.Context, failed *string) error {
 		log.Infof("zone %s: revisions before %d compacted; watching from there", w.z.name, c)
 		w.next = c
 		w.changed(c-1, nil)
+		w.flush()
 	}
 }
 
@@ -149,9 +161,8 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 				_ = w.x.etcd.Client.RequestProgress(ctx)
 			}
 		case <-z.rejudge:
-			if w.pending != nil {
-				w.pending.rejudge()
-			}
+			// Pending data is judged when it is installed.
+			w.flush()
 			w.x.rejudge(z)
 		case resp, ok := <-wch:
 			switch {
@@ -175,6 +186,11 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 				w.next = max(w.next, resp.Header.Revision+1)
 			}
 			w.changed(0, resp.Events)
+			if len(wch) == 0 || time.Since(w.since) > flushEvery {
+				// The responses that came meanwhile make one version: a
+				// burst of writes is built once, not once per write.
+				w.flush()
+			}
 		}
 	}
 }
@@ -184,18 +200,15 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 // revision of the last that concerns the zone, or to rev when there are
 // none. It installs the pending data once the events reach the load.
 func (w *watch) changed(rev int64, events []*clientv3.Event) {
-	x, z := w.x, w.z
+	z := w.z
 	for _, ev := range events {
 		if z.holds(ev.Kv.Key) {
 			rev = max(rev, ev.Kv.ModRevision)
 		}
 	}
-	// The keys are read before the lock is taken: reading one with a
-	// lease asks etcd for the lease's time to live.
 	keys := w.read(events)
 	if w.pending != nil {
-		// Only this goroutine knows of the pending data: no lock.
-		w.pending.setAll(keys)
+		w.pending.setAll(keys, nil)
 		w.written = max(w.written, rev)
 		if w.next > w.loaded {
 			w.install()
@@ -205,11 +218,20 @@ func (w *watch) changed(rev int64, events []*clientv3.Event) {
 	if rev == 0 {
 		return
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	z.data.setAll(keys)
-	x.moveSerial(z, z.serial.at(rev))
-	records.WithLabelValues(z.server, z.name).Set(float64(z.data.count))
+	if w.dirty == nil {
+		w.dirty, w.since = map[string]bool{}, time.Now()
+	}
+	z.idx.setAll(keys, w.dirty)
+	w.rev = max(w.rev, rev)
+}
+
+// flush publishes the changes taken since the last flush, if any.
+func (w *watch) flush() {
+	if w.dirty == nil {
+		return
+	}
+	w.x.commit(w.z, w.dirty, w.z.serial.at(w.rev))
+	w.dirty, w.rev = nil, 0
 }
 
 // read returns the records of the zone's keys that events put or deleted
@@ -224,35 +246,29 @@ func (w *watch) read(events []*clientv3.Event) []keyRecords {
 	return keys
 }
 
-// install makes the pending data the zone's, with the serial of the zone's
-// last change. The first data's serial goes on from that of the instance
-// before a reload of the Corefile, if any.
+// install makes the pending index the zone's, with the serial of the zone's
+// last change, and publishes the zone it gives. The first index's serial
+// goes on from that of the instance before a reload of the Corefile, if
+// any; a first load always moves the serial (from none), so the
+// secondaries learn at once what changed while the server was down.
 func (w *watch) install() {
-	x, z, d := w.x, w.z, w.pending
+	x, z, idx := w.x, w.z, w.pending
 	w.pending = nil
 	// The load holds every revision up to its own: a watch started again
 	// goes on from there.
 	w.next = max(w.next, w.loaded+1)
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	first := z.data == nil
+	first := z.idx == nil
 	written := w.written
 	if x.view != nil {
-		z.viewRev = x.view.Revision()
-		written = max(written, z.viewRev)
+		if st := x.view.Current(); st != nil {
+			z.viewRev = st.Revision
+			written = max(written, z.viewRev)
+		}
 	}
 	s := z.serial.at(written)
 	if first {
 		s = reloaded(z.server, z.name, s)
 	}
-	z.data = d
-	// A first load always moves the serial (from none), so the secondaries
-	// learn at once what changed while the server was down.
-	x.moveSerial(z, s)
-	d.zone.SOA = x.apex.soa(z.name, z.serial.value())
-	records.WithLabelValues(z.server, z.name).Set(float64(d.count))
-	if first {
-		loaded.WithLabelValues(z.server, z.name).Set(1)
-		log.Infof("zone %s loaded: %d records, serial %d", z.name, d.count, z.serial.value())
-	}
+	z.idx = idx
+	x.commit(z, nil, s)
 }

@@ -2,6 +2,9 @@ package etcdzone
 
 import (
 	"strings"
+	"sync/atomic"
+
+	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -25,10 +28,17 @@ type zone struct {
 	// across reloads.
 	server string
 
-	// Guarded by EtcdZone.mu.
-	data   *data // nil until loaded
-	serial serial
-	// viewRev is the view's Revision the serial counts.
+	// current is the zone as queries and transfers see it; nil until it
+	// is loaded (and, with a view, until the view can judge).
+	current atomic.Pointer[version]
+	// journal keeps the last changes of current.
+	journal *journal
+
+	// Changed only by the goroutine that follows the zone: the index
+	// (nil until loaded), the serial (current's, or the next one's while
+	// the view can't judge), and the view's revision the serial counts.
+	idx     *index
+	serial  serial
 	viewRev int64
 
 	// serialMoved holds a signal while a move of the serial waits to be
@@ -88,19 +98,52 @@ func (x *EtcdZone) readKey(z *zone, kv *mvccpb.KeyValue, deleted bool) keyRecord
 	return k
 }
 
-// moveSerial makes s z's serial, and has it announced when it moved. The
-// caller holds x.mu for writing.
-func (x *EtcdZone) moveSerial(z *zone, s serial) {
-	if s == z.serial {
+// commit makes s z's serial, and publishes the version of z that idx and
+// the view's state give, after a change of the owner names in changed
+// (every name when nil): built apart, then made current whole. A change
+// of the records always moves the serial. It publishes nothing while the
+// view can't judge.
+func (x *EtcdZone) commit(z *zone, changed map[string]bool, s serial) {
+	var st *view.State
+	if x.view != nil {
+		if st = x.view.Current(); st == nil {
+			x.setSerial(z, s)
+			return
+		}
+	}
+	prev := z.current.Load()
+	if prev != nil && prev.state != st {
+		changed = nil
+	}
+	if prev != nil && changed != nil && len(changed) == 0 && s == prev.serial {
 		return
 	}
+	next, c := x.build(z, z.idx, prev, changed, st, s)
+	if prev != nil && s == prev.serial && len(c.removed)+len(c.added) > 0 {
+		s = s.bumped()
+		soa := x.apex.soa(z.name, s.value())
+		next.serial, next.zone.SOA, c.to = s, soa, soa
+	}
+	x.setSerial(z, s)
+	z.current.Store(next)
+	records.WithLabelValues(z.server, z.name).Set(float64(next.count))
+	if prev == nil {
+		loaded.WithLabelValues(z.server, z.name).Set(1)
+		log.Infof("zone %s loaded: %d records, serial %d", z.name, next.count, s.value())
+		z.announceSoon()
+		return
+	}
+	if next.serial != prev.serial {
+		z.journal.add(c)
+		z.announceSoon()
+	}
+}
+
+// setSerial makes s z's serial.
+func (x *EtcdZone) setSerial(z *zone, s serial) {
 	z.serial = s
 	remember(z.server, z.name, s)
 	serialGauge.WithLabelValues(z.server, z.name).Set(float64(s.value()))
-	if z.data != nil {
-		z.data.zone.SOA = x.apex.soa(z.name, s.value())
-	}
-	z.announceSoon()
 }
 
 // announceSoon has z's serial announced to the secondaries.
@@ -115,29 +158,23 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// rejudge asks the view again about z's address records, after a change of
-// its global addresses, and counts that as a change of the zone: at the
-// addresses' etcd revision when it is new (which moves the serial only if
-// the zone's last change was earlier: the first addresses a server learns
-// may be older), else as one that etcd does not hold (a file).
+// rejudge builds z again after a change of the view's state (its global
+// addresses), and counts that as a change of the zone: at the addresses'
+// etcd revision when it is new (which moves the serial only if the zone's
+// last change was earlier: the first addresses a server learns may be
+// older), else as one that etcd does not hold (a file).
 func (x *EtcdZone) rejudge(z *zone) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if z.data == nil {
+	if z.idx == nil {
 		return
 	}
-	z.data.rejudge()
-	records.WithLabelValues(z.server, z.name).Set(float64(z.data.count))
-	// The addresses' revision moves the serial when it is past the zone's
-	// last change; otherwise the change counts as one etcd does not hold.
 	s := z.serial.bumped()
-	if rev := x.view.Revision(); rev != z.viewRev {
-		z.viewRev = rev
-		if at := z.serial.at(rev); at != z.serial {
+	if st := x.view.Current(); st != nil && st.Revision != z.viewRev {
+		z.viewRev = st.Revision
+		if at := z.serial.at(st.Revision); at != z.serial {
 			s = at
 		}
 	}
-	x.moveSerial(z, s)
+	x.commit(z, nil, s)
 }
 
 // inZone reports whether name is zone or below it, ignoring case.
