@@ -20,8 +20,8 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
-	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 
 	"github.com/miekg/dns"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
