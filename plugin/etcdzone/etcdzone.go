@@ -20,8 +20,11 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/coredns/coredns/plugin/pkg/upstream"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/request"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -36,11 +39,11 @@ type EtcdZone struct {
 	// zoneNames are the zones the Corefile names, lower case and fully
 	// qualified; none means the etcd plugin's.
 	zoneNames   []string
-	apex        apex
+	apex        zone.Apex
 	delegations []delegation
 	glue        []glue
 	// rules say who may change what by UPDATE; none: UPDATEs are refused.
-	rules []rule
+	rules []update.Rule
 	// updateLease is how long a record written under a rule with a lease
 	// lives unless deleted before.
 	updateLease time.Duration
@@ -57,7 +60,7 @@ type EtcdZone struct {
 	etcd  *etcd.Etcd
 	xfr   *transfer.Transfer
 	view  view.View
-	zones []*zone
+	zones []*hosted
 	// stop ends the zones' goroutines; nil before start.
 	stop func()
 
@@ -102,7 +105,7 @@ func (x *EtcdZone) Ready() bool {
 // Transfer; without one they are refused. Everything else goes down the
 // chain untouched.
 func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	var z *zone
+	var z *hosted
 	if len(r.Question) == 1 {
 		z = x.zoneOf(r.Question[0].Name)
 	}
@@ -130,17 +133,59 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 }
 
 // zoneOf returns the zone name is in, nil when it is in none of them.
-func (x *EtcdZone) zoneOf(name string) *zone { return deepest(x.zones, name) }
+func (x *EtcdZone) zoneOf(name string) *hosted { return deepest(x.zones, name) }
 
 // deepest returns the deepest of zones that name is in, nil when it is in
 // none of them. It compares suffixes, allocating nothing: every query of the
 // block asks.
-func deepest(zones []*zone, name string) *zone {
-	var best *zone
+func deepest(zones []*hosted, name string) *hosted {
+	var best *hosted
 	for _, z := range zones {
 		if inZone(name, z.name) && (best == nil || len(z.name) > len(best.name)) {
 			best = z
 		}
 	}
 	return best
+}
+
+// answer returns the reply to state's query for a name in z, from z's
+// current version; a zone not loaded yet gets SERVFAIL.
+func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *hosted) *dns.Msg {
+	v := z.current.Load()
+	if v == nil {
+		m := new(dns.Msg)
+		m.SetRcode(state.Req, dns.RcodeServerFailure)
+		return m
+	}
+	return v.Answer(ctx, state, x.served)
+}
+
+// served reports whether name lies in one of x's zones, outside the
+// delegations.
+func (x *EtcdZone) served(name string) bool {
+	if x.zoneOf(name) == nil {
+		return false
+	}
+	for _, d := range x.delegations {
+		if inZone(name, d.name) {
+			return false
+		}
+	}
+	return true
+}
+
+// chaser is the Upstream of the zones' lookups: where a CNAME leads out of
+// the zone's tree, the lookup asks it for the target. A target in one of
+// the plugin's zones is looked up at once, in the zone's current version;
+// any other is asked of the whole server again (the etcd plugin and the
+// file plugin do so too), where the view, if any, makes its answer the
+// view's.
+type chaser struct{ x *EtcdZone }
+
+// Lookup implements file.Upstreamer.
+func (c chaser) Lookup(ctx context.Context, state request.Request, name string, qtype uint16) (*dns.Msg, error) {
+	if z := c.x.zoneOf(name); z != nil {
+		return c.x.answer(ctx, state.NewWithQuestion(name, qtype), z), nil
+	}
+	return upstream.New().Lookup(ctx, state, name, qtype)
 }

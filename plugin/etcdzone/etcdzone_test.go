@@ -22,6 +22,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/lockedbuf"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -64,7 +65,7 @@ func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
 }
 
 // testApex is the apex of the tests' zones: the NS set ns1.example.net.
-var testApex = apex{ns: []string{"ns1.example.net."}, ttl: 3600, refresh: 3600, retry: 600, expire: 1209600, minimum: 300}
+var testApex = zone.Apex{NS: []string{"ns1.example.net."}, TTL: 3600, Refresh: 3600, Retry: 600, Expire: 1209600, Minimum: 300}
 
 // newTestPlugin returns an etcdzone of the zones names (default: the etcd
 // plugin's, example.com) on the etcd s, with the NS set ns1.example.net.
@@ -80,7 +81,7 @@ func newTestPlugin(s *etcdtest.Server, names ...string) *EtcdZone {
 }
 
 // setZones makes x's zones, as start does, and returns them.
-func setZones(t testing.TB, x *EtcdZone) []*zone {
+func setZones(t testing.TB, x *EtcdZone) []*hosted {
 	t.Helper()
 	zones, err := x.newZones("dns://test/" + t.Name())
 	if err != nil {
@@ -117,7 +118,7 @@ const testSOA = "example.com. 3600 IN SOA ns1.example.net. hostmaster.example.co
 // delegation: each gets the answer an authoritative server gives.
 func TestServeDNS(t *testing.T) {
 	x, _ := newTestZone(t, zoneRecords...)
-	soa := test.SOA(fmt.Sprintf(testSOA, x.zones[0].serial.value()))
+	soa := test.SOA(fmt.Sprintf(testSOA, x.zones[0].serial.Value()))
 	ns := test.NS("example.com. 3600 IN NS ns1.example.net.")
 	cname := test.CNAME("www.example.com. 300 IN CNAME app.example.com.")
 	appA := test.A("app.example.com. 300 IN A 192.168.0.51")
@@ -202,7 +203,7 @@ func TestChanges(t *testing.T) {
 	}
 	serialAt := func(what string, rev int64) {
 		t.Helper()
-		if got, want := z.current.Load().zone.SOA.Serial, (serial{rev: rev}).value(); got != want {
+		if got, want := z.current.Load().SOA().Serial, (zone.Serial{}).At(rev).Value(); got != want {
 			t.Errorf("%s: serial %d, want %d (revision %d)", what, got, want, rev)
 		}
 	}
@@ -275,7 +276,7 @@ func TestLoadAfterWritesElsewhere(t *testing.T) {
 	defer cancel()
 	s.Client().Watch(ctx, "/globaladdr/example.com", clientv3.WithRev(last.Header.Revision+2))
 	x := startTestZone(t, s)
-	if got, want := exchange(t, x, "example.com.", dns.TypeSOA).Answer[0].(*dns.SOA).Serial, (serial{rev: last.Header.Revision}).value(); got != want {
+	if got, want := exchange(t, x, "example.com.", dns.TypeSOA).Answer[0].(*dns.SOA).Serial, (zone.Serial{}).At(last.Header.Revision).Value(); got != want {
 		t.Errorf("serial %d, want %d, that of the zone's last change", got, want)
 	}
 }
@@ -327,9 +328,12 @@ func TestOwnershipBesideHost(t *testing.T) {
 	if len(m.Answer) != 1 || m.Answer[0].Header().Rrtype != dns.TypeCNAME {
 		t.Errorf("CNAME query: %v", m)
 	}
+	types := map[string][]uint16{}
+	for _, rr := range x.zones[0].current.Load().Records() {
+		types[rr.Header().Name] = append(types[rr.Header().Name], rr.Header().Rrtype)
+	}
 	for name, want := range map[string][]uint16{"app.example.com.": {dns.TypeA, dns.TypeTXT}, "www.example.com.": {dns.TypeCNAME}} {
-		elem, _ := x.zones[0].current.Load().zone.Search(name)
-		if got := slices.Sorted(slices.Values(elem.Types())); !slices.Equal(got, want) {
+		if got := slices.Sorted(slices.Values(types[name])); !slices.Equal(got, want) {
 			t.Errorf("%s holds types %v, want %v", name, got, want)
 		}
 	}
@@ -338,7 +342,7 @@ func TestOwnershipBesideHost(t *testing.T) {
 // TestTransferIXFR checks the up-to-date IXFR and the full transfer.
 func TestTransferIXFR(t *testing.T) {
 	x, _ := newTestZone(t, zoneRecords...)
-	current := x.zones[0].current.Load().zone.SOA.Serial
+	current := x.zones[0].current.Load().SOA().Serial
 	for _, tc := range []struct {
 		serial uint32
 		whole  bool
@@ -393,29 +397,9 @@ func TestTransferPages(t *testing.T) {
 	}
 }
 
-func TestOwnerName(t *testing.T) {
-	for _, tc := range []struct {
-		key   string
-		strip int
-		want  string
-		ok    bool
-	}{
-		{"/skydns/com/example/app/1a2b3c4d", 1, "app.example.com.", true},
-		{"/skydns/com/example/App/x1", 0, "x1.app.example.com.", true},
-		{"/skydns/com/example/1a2b3c4d", 1, "example.com.", true},
-		{"/skydns/com/example/apps/*/1a2b3c4d", 1, "*.apps.example.com.", true},
-		{"/skydns/com/example/a", 4, "", false},
-	} {
-		got, ok := ownerName(tc.key, tc.strip)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("ownerName(%q, %d) = %q, %v; want %q, %v", tc.key, tc.strip, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestHolds(t *testing.T) {
 	// lan.example.com is a zone of the plugin too: its keys are its own.
-	z := &zone{key: "/skydns/com/example", inner: []*zone{{key: "/skydns/com/example/lan"}}}
+	z := &hosted{key: "/skydns/com/example", inner: []*hosted{{key: "/skydns/com/example/lan"}}}
 	for key, want := range map[string]bool{
 		"/skydns/com/example":         true,
 		"/skydns/com/example/app":     true,
@@ -557,18 +541,19 @@ func (v revisionView) Serve([]string) (undo func()) { return func() {} }
 // that the secondaries transfer the zone with the new addresses.
 func TestRejudgeMovesSerial(t *testing.T) {
 	x := &EtcdZone{apex: testApex}
-	z := &zone{name: "example.com.", server: "dns://test/" + t.Name(), serialMoved: make(chan struct{}, 1), serial: serial{rev: 100}, journal: &journal{}}
-	z.idx = newIndex(z)
+	z := &hosted{name: "example.com.", server: "dns://test/" + t.Name(), serialMoved: make(chan struct{}, 1), serial: zone.Serial{}.At(100), journal: zone.NewJournal(0, 0)}
+	z.config = &zone.Zone{Name: z.name, Apex: &x.apex}
+	z.idx = zone.NewIndex(nil)
 	for _, rev := range []int64{50, 50, 150} {
 		x.view = revisionView{&view.State{Revision: rev, Show: func(rrs []dns.RR) []dns.RR { return rrs }}}
 		before := z.serial
 		x.rejudge(z)
-		if !newer(z.serial.value(), before.value()) {
-			t.Errorf("addresses of revision %d: serial %d after %d", rev, z.serial.value(), before.value())
+		if !zone.Newer(z.serial.Value(), before.Value()) {
+			t.Errorf("addresses of revision %d: serial %d after %d", rev, z.serial.Value(), before.Value())
 		}
 	}
-	if want := (serial{rev: 150}).value(); z.serial.value() != want {
-		t.Errorf("serial %d, want %d, that of the addresses' revision", z.serial.value(), want)
+	if want := (zone.Serial{}.At(150)).Value(); z.serial.Value() != want {
+		t.Errorf("serial %d, want %d, that of the addresses' revision", z.serial.Value(), want)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/plugin/tsig"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -35,11 +36,11 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		return x.errorf(x.where, "no etcd plugin in this server block")
 	}
 	x.xfr, _ = cfg.Handler("transfer").(*transfer.Transfer)
-	if x.xfr != nil && len(x.apex.ns) == 0 {
+	if x.xfr != nil && len(x.apex.NS) == 0 {
 		return x.errorf(x.where, "no ns given: secondaries refuse a zone without NS records")
 	}
 	if _, ok := cfg.Handler("tsig").(*tsig.TSIGServer); len(x.rules) > 0 && !ok {
-		return x.errorf(x.rules[0].where, "update needs the tsig plugin in this server block: it checks the UPDATEs' signatures")
+		return x.errorf(x.rules[0].Where, "update needs the tsig plugin in this server block: it checks the UPDATEs' signatures")
 	}
 	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
 	zones, err := x.newZones(server)
@@ -62,7 +63,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	x.zones = zones
 	x.mu.Unlock()
 	for _, z := range zones {
-		loaded.WithLabelValues(z.server, z.name).Set(0)
+		loadedGauge.WithLabelValues(z.server, z.name).Set(0)
 		done.Add(1)
 		go func() { defer done.Done(); x.follow(ctx, z) }()
 		if x.xfr != nil {
@@ -82,22 +83,23 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 
 // newZones returns the zones x serves on server: those the Corefile names,
 // or else the etcd plugin's, each with what the Corefile adds to it.
-func (x *EtcdZone) newZones(server string) ([]*zone, error) {
+func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 	names := x.zoneNames
 	if len(names) == 0 {
 		names = x.etcd.Zones
 	}
-	var zones []*zone
+	var zones []*hosted
 	for _, name := range names {
 		if plugin.Zones(x.etcd.Zones).Matches(name) == "" {
 			return nil, x.errorf(x.where, "zone %s is not one of the etcd plugin's zones %v", name, x.etcd.Zones)
 		}
-		zones = append(zones, &zone{
+		zones = append(zones, &hosted{
 			name:        name,
 			key:         msg.Path(name, x.etcd.PathPrefix),
 			server:      server,
 			fixed:       map[string][]dns.RR{},
-			journal:     &journal{maxRecords: x.journalRecords, maxBytes: x.journalBytes},
+			journal:     zone.NewJournal(x.journalRecords, x.journalBytes),
+			config:      &zone.Zone{Name: name, Apex: &x.apex, Upstream: chaser{x}},
 			serialMoved: make(chan struct{}, 1),
 			rejudge:     make(chan struct{}, 1),
 		})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -17,8 +19,8 @@ const (
 // load reads z's keys from etcd, page by page, all at one revision, into a
 // new index. It returns the index, the revision read at, and the greatest
 // revision at which one of the keys was written.
-func (x *EtcdZone) load(ctx context.Context, z *zone) (idx *index, rev, written int64, err error) {
-	idx = newIndex(z)
+func (x *EtcdZone) load(ctx context.Context, z *hosted) (idx *zone.Index, rev, written int64, err error) {
+	idx = zone.NewIndex(z.fixed)
 	from := z.key
 	for {
 		page, err := x.read(ctx, z, from, rev)
@@ -31,7 +33,7 @@ func (x *EtcdZone) load(ctx context.Context, z *zone) (idx *index, rev, written 
 		for _, kv := range page.Kvs {
 			if z.holds(kv.Key) {
 				k := x.readKey(z, kv, false)
-				idx.set(k.key, k.owner, k.rrs, nil)
+				idx.Set(k.Key, k.Owner, k.RRs, nil)
 				written = max(written, kv.ModRevision)
 			}
 		}
@@ -44,7 +46,7 @@ func (x *EtcdZone) load(ctx context.Context, z *zone) (idx *index, rev, written 
 
 // read reads a page of z's keys from key on, at revision rev (0: the
 // current one).
-func (x *EtcdZone) read(ctx context.Context, z *zone, key string, rev int64) (*clientv3.GetResponse, error) {
+func (x *EtcdZone) read(ctx context.Context, z *hosted, key string, rev int64) (*clientv3.GetResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, etcdTimeout)
 	defer cancel()
 	return x.etcd.Client.Get(ctx, key,

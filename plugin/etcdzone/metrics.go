@@ -9,14 +9,14 @@ import (
 
 // The metrics of each zone, labelled with the server block and the zone.
 var (
-	loaded = promauto.NewGaugeVec(prometheus.GaugeOpts{
+	loadedGauge = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "loaded",
 		Help:      "0 from start-up until the zone is loaded from etcd (its queries get SERVFAIL meanwhile), then 1.",
 	}, []string{"server", "zone"})
 
-	records = promauto.NewGaugeVec(prometheus.GaugeOpts{
+	recordsGauge = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "records",

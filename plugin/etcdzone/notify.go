@@ -11,7 +11,7 @@ import (
 // serial moved, from the first load on. The moves within a second of the
 // last NOTIFY wait for the next one, together: a burst of writes gives two
 // NOTIFYs, not one per write.
-func (x *EtcdZone) announce(ctx context.Context, z *zone) {
+func (x *EtcdZone) announce(ctx context.Context, z *hosted) {
 	var last time.Time
 	for {
 		select {
@@ -27,7 +27,7 @@ func (x *EtcdZone) announce(ctx context.Context, z *zone) {
 		default:
 		}
 		last = time.Now()
-		log.Infof("zone %s: serial %d; notifying the secondaries", z.name, z.current.Load().zone.SOA.Serial)
+		log.Infof("zone %s: serial %d; notifying the secondaries", z.name, z.current.Load().Serial.Value())
 		if err := x.xfr.Notify(z.name); err != nil {
 			log.Warningf("zone %s: %v", z.name, err)
 			notifyErrors.WithLabelValues(z.server, z.name).Inc()

@@ -11,6 +11,7 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 
 	"github.com/miekg/dns"
 )
@@ -42,12 +43,12 @@ func setup(c *caddy.Controller) error {
 
 // parse reads the etcdzone directive of one server block.
 func parse(c *caddy.Controller) (*EtcdZone, error) {
-	x := &EtcdZone{apex: apex{
-		ttl:     3600,
-		refresh: 3600,
-		retry:   600,
-		expire:  1209600,
-		minimum: 300,
+	x := &EtcdZone{apex: zone.Apex{
+		TTL:     3600,
+		Refresh: 3600,
+		Retry:   600,
+		Expire:  1209600,
+		Minimum: 300,
 	}, updateLease: defaultUpdateLease, journalRecords: defaultJournalRecords, journalBytes: defaultJournalBytes}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
@@ -77,27 +78,27 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 		if names, err = parseNames(c, args); err == nil && len(names) == 0 {
 			err = c.ArgErr()
 		}
-		x.apex.ns = append(x.apex.ns, names...)
+		x.apex.NS = append(x.apex.NS, names...)
 	case "mname":
-		x.apex.mname, err = parseName(c, args)
+		x.apex.MName, err = parseName(c, args)
 	case "rname":
-		x.apex.rname, err = parseName(c, args)
+		x.apex.RName, err = parseName(c, args)
 	case "ttl":
-		x.apex.ttl, err = parseSeconds(c, property, args, 0)
+		x.apex.TTL, err = parseSeconds(c, property, args, 0)
 	case "refresh":
-		x.apex.refresh, err = parseSeconds(c, property, args, 1)
+		x.apex.Refresh, err = parseSeconds(c, property, args, 1)
 	case "retry":
-		x.apex.retry, err = parseSeconds(c, property, args, 1)
+		x.apex.Retry, err = parseSeconds(c, property, args, 1)
 	case "expire":
-		x.apex.expire, err = parseSeconds(c, property, args, 1)
+		x.apex.Expire, err = parseSeconds(c, property, args, 1)
 	case "minimum":
-		x.apex.minimum, err = parseSeconds(c, property, args, 0)
+		x.apex.Minimum, err = parseSeconds(c, property, args, 0)
 	case "delegate":
 		err = x.parseDelegate(c, args)
 	case "glue":
 		err = x.parseGlue(c, args)
 	case "update":
-		err = x.parseUpdate(c, args)
+		err = x.parseUpdateKeys(c, args)
 	case "update_allow":
 		err = x.parseUpdateAllow(c, args)
 	case "update_lease":

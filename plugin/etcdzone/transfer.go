@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/coredns/coredns/plugin/transfer"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 
 	"github.com/miekg/dns"
 )
@@ -33,24 +34,25 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 		transferErrors.WithLabelValues(z.server, z.name).Inc()
 		return nil, errNotLoaded
 	}
-	soa := v.zone.SOA
+	soa := v.SOA()
 	transferredSerial.WithLabelValues(z.server, z.name).Set(float64(soa.Serial))
-	var rrs []dns.RR
+	rrs := []dns.RR{soa}
 	switch {
-	case serial != 0 && !newer(soa.Serial, serial):
+	case serial != 0 && !zone.Newer(soa.Serial, serial):
 		// up to date: the SOA alone
-	case serial != 0 && x.incremental(z, v, serial, &rrs):
-		transfers.WithLabelValues(z.server, z.name, "ixfr").Inc()
 	default:
-		rrs = snapshot(v)
-		rrs = append(rrs, soa)
+		if diff, ok := z.journal.Incremental(v, serial); serial != 0 && ok {
+			rrs = diff
+			transfers.WithLabelValues(z.server, z.name, "ixfr").Inc()
+			break
+		}
+		rrs = v.Records()
 		transfers.WithLabelValues(z.server, z.name, "axfr").Inc()
 	}
 
 	ch := make(chan []dns.RR)
 	go func() {
 		defer close(ch)
-		ch <- []dns.RR{soa}
 		for len(rrs) > 0 {
 			n := min(batch, len(rrs))
 			ch <- rrs[:n]
@@ -58,42 +60,4 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 		}
 	}()
 	return ch, nil
-}
-
-// incremental puts into *rrs what an IXFR from serial gets after v's SOA,
-// when z's journal holds the changes from serial to v, and they hold fewer
-// records than v: each change's old SOA, the records it removes, its new
-// SOA and the records it adds, then v's SOA again (RFC 1995, 4).
-func (x *EtcdZone) incremental(z *zone, v *version, serial uint32, rrs *[]dns.RR) bool {
-	changes, ok := z.journal.since(serial)
-	if !ok || changes[len(changes)-1].to.Serial != v.zone.SOA.Serial {
-		return false
-	}
-	n := 0
-	for _, c := range changes {
-		n += len(c.removed) + len(c.added) + 2
-	}
-	if n > v.count {
-		return false
-	}
-	out := make([]dns.RR, 0, n+1)
-	for _, c := range changes {
-		out = append(out, c.from)
-		out = append(out, c.removed...)
-		out = append(out, c.to)
-		out = append(out, c.added...)
-	}
-	*rrs = append(out, v.zone.SOA)
-	return true
-}
-
-// snapshot returns the records of v but the SOA: the NS set first, then the
-// rest in canonical order.
-func snapshot(v *version) []dns.RR {
-	rrs := make([]dns.RR, 0, v.count+len(v.zone.NS)+1)
-	rrs = append(rrs, v.zone.NS...)
-	for _, e := range v.elems {
-		rrs = appendRecords(rrs, e, nil)
-	}
-	return rrs
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/globaladdr/globaladdr/internal/wait"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/metadata"
@@ -24,9 +25,12 @@ const (
 	// catchUpWait bounds how long a load waits for that: an etcd (or a
 	// proxy) that never reports progress must not keep the zone away.
 	catchUpWait = 5 * time.Second
-	// flushEvery bounds how long the changes of a flood of watch
-	// responses wait to be published together.
-	flushEvery = 100 * time.Millisecond
+	// flushGap is the least time between two builds of the zone from
+	// the changes of watch responses, or four times the last build's
+	// when that is longer: a change after a quiet spell is published at
+	// once, those of a flood of writes together, a few times a second,
+	// however large the zone.
+	flushGap = 20 * time.Millisecond
 )
 
 // errStale ends a watch that can no longer bring z up to date: etcd
@@ -37,7 +41,7 @@ var errStale = errors.New("the revisions after the zone's were compacted")
 // what one watch of its keys delivers. It loads the zone again when the
 // watch can't catch up (etcd compacted what it missed). While etcd fails,
 // the zone keeps what it held, and the failure is logged once.
-func (x *EtcdZone) follow(ctx context.Context, z *zone) {
+func (x *EtcdZone) follow(ctx context.Context, z *hosted) {
 	var failed string // the failure last logged; "" while etcd answers
 	fail := func(what string, err error) {
 		if ctx.Err() != nil {
@@ -82,19 +86,19 @@ func (x *EtcdZone) follow(ctx context.Context, z *zone) {
 // the watch applies each change to it.
 type watch struct {
 	x      *EtcdZone
-	z      *zone
+	z      *hosted
 	next   int64
 	loaded int64
 
-	pending *index // nil once installed
+	pending *zone.Index // nil once installed
 	written int64
 
 	// dirty holds the owner names of the changes taken since the last
-	// flush, at revisions up to rev, the first since; nil when there are
-	// none.
+	// flush, at revisions up to rev; nil when there are none.
 	dirty map[string]bool
 	rev   int64
-	since time.Time
+	// next flush may come at ready.
+	ready time.Time
 }
 
 // run watches until the watch ends, and returns why. *failed, the failure
@@ -139,8 +143,12 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 	progress := time.NewTicker(progressEvery)
 	defer progress.Stop()
 	giveUp := time.Now().Add(catchUpWait)
+	var pace <-chan time.Time // fires when the changes waiting may be published
 	for {
 		select {
+		case <-pace:
+			pace = nil
+			w.flush()
 		case <-progress.C:
 			switch {
 			case w.pending == nil:
@@ -186,10 +194,11 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 				w.next = max(w.next, resp.Header.Revision+1)
 			}
 			w.changed(0, resp.Events)
-			if len(wch) == 0 || time.Since(w.since) > flushEvery {
-				// The responses that came meanwhile make one version: a
-				// burst of writes is built once, not once per write.
+			switch wait := time.Until(w.ready); {
+			case wait <= 0:
 				w.flush()
+			case pace == nil && w.dirty != nil:
+				pace = time.After(wait)
 			}
 		}
 	}
@@ -208,7 +217,7 @@ func (w *watch) changed(rev int64, events []*clientv3.Event) {
 	}
 	keys := w.read(events)
 	if w.pending != nil {
-		w.pending.setAll(keys, nil)
+		w.pending.SetAll(keys, nil)
 		w.written = max(w.written, rev)
 		if w.next > w.loaded {
 			w.install()
@@ -219,25 +228,28 @@ func (w *watch) changed(rev int64, events []*clientv3.Event) {
 		return
 	}
 	if w.dirty == nil {
-		w.dirty, w.since = map[string]bool{}, time.Now()
+		w.dirty = map[string]bool{}
 	}
-	z.idx.setAll(keys, w.dirty)
+	z.idx.SetAll(keys, w.dirty)
 	w.rev = max(w.rev, rev)
 }
 
-// flush publishes the changes taken since the last flush, if any.
+// flush publishes the changes taken since the last flush, if any, and sets
+// when the next may come (see flushGap).
 func (w *watch) flush() {
 	if w.dirty == nil {
 		return
 	}
-	w.x.commit(w.z, w.dirty, w.z.serial.at(w.rev))
+	start := time.Now()
+	w.x.commit(w.z, w.dirty, w.z.serial.At(w.rev))
 	w.dirty, w.rev = nil, 0
+	w.ready = time.Now().Add(max(flushGap, 4*time.Since(start)))
 }
 
 // read returns the records of the zone's keys that events put or deleted
 // after w.loaded.
-func (w *watch) read(events []*clientv3.Event) []keyRecords {
-	var keys []keyRecords
+func (w *watch) read(events []*clientv3.Event) []zone.Source {
+	var keys []zone.Source
 	for _, ev := range events {
 		if ev.Kv.ModRevision > w.loaded && w.z.holds(ev.Kv.Key) {
 			keys = append(keys, w.x.readKey(w.z, ev.Kv, ev.Type == clientv3.EventTypeDelete))
@@ -265,9 +277,9 @@ func (w *watch) install() {
 			written = max(written, z.viewRev)
 		}
 	}
-	s := z.serial.at(written)
+	s := z.serial.At(written)
 	if first {
-		s = reloaded(z.server, z.name, s)
+		s = zone.Reloaded(z.server, z.name, s)
 	}
 	z.idx = idx
 	x.commit(z, nil, s)

@@ -1,4 +1,4 @@
-package etcdzone
+package zone
 
 import (
 	"slices"
@@ -10,65 +10,93 @@ import (
 	"github.com/miekg/dns"
 )
 
-// version is one state of a zone as its view shows it, built from the
-// zone's index off the query path and then published whole (zone.current):
-// it is never changed once published, so that queries and transfers read
-// it without a lock while the next one is built.
-type version struct {
-	// zone's tree and lookup answer the queries (the file plugin's).
-	zone *file.Zone
-	// elems are the nodes of zone's tree, in the tree's (canonical) order.
+// Zone is what the Corefile says about one zone: its name, its apex, and
+// the subdomains it delegates.
+type Zone struct {
+	// Name is the zone's name, lower case and fully qualified.
+	Name string
+	Apex *Apex
+	// Cuts are the names of the subdomains the zone delegates.
+	Cuts []string
+	// Upstream looks up the targets of CNAME records outside the zone.
+	Upstream file.Upstreamer
+}
+
+// Version is one state of a zone as a view shows it, built from the zone's
+// index off the query path and then published whole: it is never changed
+// once built, so that queries and transfers read it without a lock while
+// the next one is built.
+type Version struct {
+	// Serial is the version's serial, that of its SOA record.
+	Serial Serial
+	// State is the view's state the records were judged at; nil without
+	// a view.
+	State *view.State
+
+	z *Zone
+	// file's tree and lookup answer the queries (the file plugin's).
+	file *file.Zone
+	// elems are the nodes of the tree, in the tree's (canonical) order.
 	elems []*tree.Elem
 	// count is the number of records in the tree.
-	count  int
-	serial serial
-	// state is the view's state the records were judged at; nil for a
-	// block without a view.
-	state *view.State
+	count int
 }
 
-// delta is what one new version changes: the records it removes and those
-// it adds, RRset by RRset, from the SOA of the version before to its own.
-// The journal keeps it for incremental transfers.
-type delta struct {
-	from, to       *dns.SOA
-	removed, added []dns.RR
+// SOA returns v's SOA record.
+func (v *Version) SOA() *dns.SOA { return v.file.SOA }
+
+// Count returns the number of records of v, the apex's SOA and NS records
+// aside.
+func (v *Version) Count() int { return v.count }
+
+// Delta is what one version changes: the records it removes and those it
+// adds, from the SOA of the version before to its own (RFC 1995). It holds
+// the RRsets that changed, for a journal, or a signer.
+type Delta struct {
+	From, To       *dns.SOA
+	Removed, Added []dns.RR
 }
 
-// build returns the version of z that follows prev (nil: none yet) at
-// serial s and the view's state st: the records of the owner names changed
+// Build returns the version of z that follows prev (nil: none yet) at
+// serial s, or the serial after it when the records changed but s did not
+// move, and at the view's state st: the records of the owner names changed
 // are built again from idx (all of them when changed is nil), the others'
 // are prev's. It also returns what changed since prev.
-func (x *EtcdZone) build(z *zone, idx *index, prev *version, changed map[string]bool, st *view.State, s serial) (*version, delta) {
+func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view.State, s Serial) (*Version, Delta) {
 	var elems []*tree.Elem
 	if prev == nil || changed == nil {
 		owners := make([]string, 0, len(idx.owners)+1)
-		owners = append(owners, z.name)
+		owners = append(owners, z.Name)
 		for owner := range idx.owners {
-			if owner != z.name {
+			if owner != z.Name {
 				owners = append(owners, owner)
 			}
 		}
-		elems = x.elems(z, idx, owners, st)
+		elems = z.elems(idx, owners, st)
 	} else {
-		elems = merge(prev.elems, x.elems(z, idx, keys(changed), st), changed)
+		elems = merge(prev.elems, z.elems(idx, keys(changed), st), changed)
 	}
-	zf := file.NewZone(z.name, "")
-	zf.SOA = x.apex.soa(z.name, s.value())
-	zf.NS = x.apex.nsSet(z.name, x.apex.ns)
-	zf.Tree = balanced(elems)
-	zf.Upstream = chaser{x}
-	next := &version{zone: zf, elems: elems, serial: s, state: st}
-	c := delta{to: zf.SOA}
+	next := &Version{z: z, elems: elems, State: st}
+	d := Delta{}
 	var before []*tree.Elem
 	if prev != nil {
-		c.from = prev.zone.SOA
+		d.From = prev.SOA()
 		before = prev.elems
 		next.count = prev.count
 	}
-	diff(before, elems, &c)
-	next.count += len(c.added) - len(c.removed)
-	return next, c
+	diff(before, elems, &d)
+	next.count += len(d.Added) - len(d.Removed)
+	if prev != nil && s == prev.Serial && len(d.Removed)+len(d.Added) > 0 {
+		s = s.Bumped()
+	}
+	next.Serial = s
+	next.file = file.NewZone(z.Name, "")
+	next.file.SOA = z.Apex.SOA(z.Name, s.Value())
+	next.file.NS = z.Apex.NSSet(z.Name, z.Apex.NS)
+	next.file.Tree = balanced(elems)
+	next.file.Upstream = z.Upstream
+	d.To = next.file.SOA
+	return next, d
 }
 
 // elems returns the nodes of owners' records as st shows them (as they are
@@ -77,17 +105,17 @@ func (x *EtcdZone) build(z *zone, idx *index, prev *version, changed map[string]
 // answers the apex's SOA from the zone's apex records): the file plugin's
 // lookup takes a name without a node in the tree and without names below it
 // for one that does not exist, and an empty zone's apex would be NXDOMAIN.
-func (x *EtcdZone) elems(z *zone, idx *index, owners []string, st *view.State) []*tree.Elem {
+func (z *Zone) elems(idx *Index, owners []string, st *view.State) []*tree.Elem {
 	out := make([]*tree.Elem, 0, len(owners))
-	soa := x.apex.soa(z.name, 0)
+	soa := z.Apex.SOA(z.Name, 0)
 	for _, owner := range owners {
 		rrs := idx.records(owner)
 		if st != nil && len(rrs) > 0 {
 			rrs = slices.Clone(st.Show(rrs))
 		}
 		rrs = cut(rrs)
-		if owner == z.name {
-			rrs = append(rrs, &dns.SOA{Hdr: dns.RR_Header{Name: z.name, Rrtype: dns.TypeSOA, Class: dns.ClassINET}, Ns: soa.Ns, Mbox: soa.Mbox})
+		if owner == z.Name {
+			rrs = append(rrs, &dns.SOA{Hdr: dns.RR_Header{Name: z.Name, Rrtype: dns.TypeSOA, Class: dns.ClassINET}, Ns: soa.Ns, Mbox: soa.Mbox})
 		}
 		if len(rrs) > 0 {
 			out = append(out, newElem(rrs))
@@ -172,10 +200,10 @@ func balanced(elems []*tree.Elem) *tree.Tree {
 	return &tree.Tree{Root: build(0, len(elems)), Count: len(elems)}
 }
 
-// diff adds to c what turns the nodes before into those after, both in
+// diff adds to d what turns the nodes before into those after, both in
 // canonical order: the records removed and those added. A node both share
 // changed nothing.
-func diff(before, after []*tree.Elem, c *delta) {
+func diff(before, after []*tree.Elem, d *Delta) {
 	i, j := 0, 0
 	for i < len(before) || j < len(after) {
 		switch {
@@ -184,14 +212,14 @@ func diff(before, after []*tree.Elem, c *delta) {
 			i++
 			j++
 		case j == len(after) || i < len(before) && compareElems(before[i], after[j]) < 0:
-			c.removed = appendRecords(c.removed, before[i], nil)
+			d.Removed = appendRecords(d.Removed, before[i], nil)
 			i++
 		case i == len(before) || compareElems(before[i], after[j]) > 0:
-			c.added = appendRecords(c.added, after[j], nil)
+			d.Added = appendRecords(d.Added, after[j], nil)
 			j++
 		default:
-			c.removed = appendRecords(c.removed, before[i], after[j])
-			c.added = appendRecords(c.added, after[j], before[i])
+			d.Removed = appendRecords(d.Removed, before[i], after[j])
+			d.Added = appendRecords(d.Added, after[j], before[i])
 			i++
 			j++
 		}
@@ -216,4 +244,16 @@ func appendRecords(rrs []dns.RR, e, other *tree.Elem) []dns.RR {
 		}
 	}
 	return rrs
+}
+
+// Records returns what an AXFR of v gets: v's SOA, its NS set, the rest of
+// its records in canonical order, and its SOA again.
+func (v *Version) Records() []dns.RR {
+	rrs := make([]dns.RR, 0, v.count+len(v.file.NS)+2)
+	rrs = append(rrs, v.SOA())
+	rrs = append(rrs, v.file.NS...)
+	for _, e := range v.elems {
+		rrs = appendRecords(rrs, e, nil)
+	}
+	return append(rrs, v.SOA())
 }

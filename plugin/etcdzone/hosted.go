@@ -4,14 +4,16 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/coredns/coredns/plugin/etcd/msg"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 )
 
-// zone is one zone of the plugin.
-type zone struct {
+// hosted is one zone of the plugin, as it follows etcd and serves its view.
+type hosted struct {
 	// name is the zone's name, lower case and fully qualified.
 	name string
 	// key is the etcd key of the zone's apex ("/skydns/com/example"): the
@@ -23,22 +25,24 @@ type zone struct {
 	fixed map[string][]dns.RR
 	// inner are the plugin's zones inside this one, whose keys are theirs:
 	// they lie below the key, but are none of this zone's.
-	inner []*zone
+	inner []*hosted
 	// server names the server block in logs, metrics and the serials kept
 	// across reloads.
 	server string
 
+	// config is what the Corefile says about the zone.
+	config *zone.Zone
 	// current is the zone as queries and transfers see it; nil until it
 	// is loaded (and, with a view, until the view can judge).
-	current atomic.Pointer[version]
+	current atomic.Pointer[zone.Version]
 	// journal keeps the last changes of current.
-	journal *journal
+	journal *zone.Journal
 
 	// Changed only by the goroutine that follows the zone: the index
 	// (nil until loaded), the serial (current's, or the next one's while
 	// the view can't judge), and the view's revision the serial counts.
-	idx     *index
-	serial  serial
+	idx     *zone.Index
+	serial  zone.Serial
 	viewRev int64
 
 	// serialMoved holds a signal while a move of the serial waits to be
@@ -52,7 +56,7 @@ type zone struct {
 // holds reports whether the etcd key is one of z's: key itself, or below
 // it, but not in one of z's inner zones. A key that merely begins like it
 // ("/skydns/com/example-shop") is not.
-func (z *zone) holds(key []byte) bool {
+func (z *hosted) holds(key []byte) bool {
 	if !z.under(key) {
 		return false
 	}
@@ -65,37 +69,36 @@ func (z *zone) holds(key []byte) bool {
 }
 
 // under reports whether the etcd key is z's key or below it.
-func (z *zone) under(key []byte) bool {
+func (z *hosted) under(key []byte) bool {
 	rest, ok := strings.CutPrefix(string(key), z.key)
 	return ok && (rest == "" || rest[0] == '/')
 }
 
 // rangeEnd is the end of the etcd key range that holds z's keys (and those
 // of its siblings that begin like it, which holds tells apart).
-func (z *zone) rangeEnd() string { return z.key + "0" } // '0' follows '/'
-
-// keyRecords is what one etcd key of a zone holds: its records, at their
-// owner name; none when the key was deleted or can't be read.
-type keyRecords struct {
-	key, owner string
-	rrs        []dns.RR
-}
+func (z *hosted) rangeEnd() string { return z.key + "0" } // '0' follows '/'
 
 // readKey returns the records of the put (kv) or delete of one of z's etcd
 // keys. A key that can't be read is logged, counted, and holds none.
-func (x *EtcdZone) readKey(z *zone, kv *mvccpb.KeyValue, deleted bool) keyRecords {
-	k := keyRecords{key: string(kv.Key)}
+func (x *EtcdZone) readKey(z *hosted, kv *mvccpb.KeyValue, deleted bool) zone.Source {
+	k := zone.Source{Key: string(kv.Key)}
 	if deleted {
 		return k
 	}
-	owner, rrs, err := x.records(z, kv)
+	owner, rrs, err := x.decode(z, kv)
 	if err != nil {
 		log.Warningf("zone %s: %s: %v; skipped", z.name, kv.Key, err)
 		skippedKeys.WithLabelValues(z.server, z.name).Inc()
 		return k
 	}
-	k.owner, k.rrs = owner, rrs
+	k.Owner, k.RRs = owner, rrs
 	return k
+}
+
+// decode returns the records the etcd key kv of z holds, at their owner
+// name, with the TTL the etcd plugin gives them.
+func (x *EtcdZone) decode(z *hosted, kv *mvccpb.KeyValue) (string, []dns.RR, error) {
+	return zone.Decode(z.name, string(kv.Key), kv.Value, func(s *msg.Service) uint32 { return x.etcd.TTL(kv, s) })
 }
 
 // commit makes s z's serial, and publishes the version of z that idx and
@@ -103,7 +106,7 @@ func (x *EtcdZone) readKey(z *zone, kv *mvccpb.KeyValue, deleted bool) keyRecord
 // (every name when nil): built apart, then made current whole. A change
 // of the records always moves the serial. It publishes nothing while the
 // view can't judge.
-func (x *EtcdZone) commit(z *zone, changed map[string]bool, s serial) {
+func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	var st *view.State
 	if x.view != nil {
 		if st = x.view.Current(); st == nil {
@@ -112,42 +115,37 @@ func (x *EtcdZone) commit(z *zone, changed map[string]bool, s serial) {
 		}
 	}
 	prev := z.current.Load()
-	if prev != nil && prev.state != st {
+	if prev != nil && prev.State != st {
 		changed = nil
 	}
-	if prev != nil && changed != nil && len(changed) == 0 && s == prev.serial {
+	if prev != nil && changed != nil && len(changed) == 0 && s == prev.Serial {
 		return
 	}
-	next, c := x.build(z, z.idx, prev, changed, st, s)
-	if prev != nil && s == prev.serial && len(c.removed)+len(c.added) > 0 {
-		s = s.bumped()
-		soa := x.apex.soa(z.name, s.value())
-		next.serial, next.zone.SOA, c.to = s, soa, soa
-	}
-	x.setSerial(z, s)
+	next, d := zone.Build(z.config, z.idx, prev, changed, st, s)
+	x.setSerial(z, next.Serial)
 	z.current.Store(next)
-	records.WithLabelValues(z.server, z.name).Set(float64(next.count))
+	recordsGauge.WithLabelValues(z.server, z.name).Set(float64(next.Count()))
 	if prev == nil {
-		loaded.WithLabelValues(z.server, z.name).Set(1)
-		log.Infof("zone %s loaded: %d records, serial %d", z.name, next.count, s.value())
+		loadedGauge.WithLabelValues(z.server, z.name).Set(1)
+		log.Infof("zone %s loaded: %d records, serial %d", z.name, next.Count(), next.Serial.Value())
 		z.announceSoon()
 		return
 	}
-	if next.serial != prev.serial {
-		z.journal.add(c)
+	if next.Serial != prev.Serial {
+		z.journal.Add(d)
 		z.announceSoon()
 	}
 }
 
 // setSerial makes s z's serial.
-func (x *EtcdZone) setSerial(z *zone, s serial) {
+func (x *EtcdZone) setSerial(z *hosted, s zone.Serial) {
 	z.serial = s
-	remember(z.server, z.name, s)
-	serialGauge.WithLabelValues(z.server, z.name).Set(float64(s.value()))
+	zone.Remember(z.server, z.name, s)
+	serialGauge.WithLabelValues(z.server, z.name).Set(float64(s.Value()))
 }
 
 // announceSoon has z's serial announced to the secondaries.
-func (z *zone) announceSoon() { signal(z.serialMoved) }
+func (z *hosted) announceSoon() { signal(z.serialMoved) }
 
 // signal puts a signal into ch, a channel of capacity 1, unless one waits
 // there already: the waiting one stands for both.
@@ -163,14 +161,14 @@ func signal(ch chan struct{}) {
 // etcd revision when it is new (which moves the serial only if the zone's
 // last change was earlier: the first addresses a server learns may be
 // older), else as one that etcd does not hold (a file).
-func (x *EtcdZone) rejudge(z *zone) {
+func (x *EtcdZone) rejudge(z *hosted) {
 	if z.idx == nil {
 		return
 	}
-	s := z.serial.bumped()
+	s := z.serial.Bumped()
 	if st := x.view.Current(); st != nil && st.Revision != z.viewRev {
 		z.viewRev = st.Revision
-		if at := z.serial.at(st.Revision); at != z.serial {
+		if at := z.serial.At(st.Revision); at != z.serial {
 			s = at
 		}
 	}

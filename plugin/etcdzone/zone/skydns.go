@@ -1,4 +1,4 @@
-package etcdzone
+package zone
 
 import (
 	"encoding/json"
@@ -10,11 +10,14 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/dnsutil"
 
 	"github.com/miekg/dns"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 )
 
-// records returns the records the etcd key kv of zone z holds, at their owner
-// name: the key's name without the labels its targetstrip says are not part
+// This file is the SkyDNS codec: the records a value in etcd holds, as the
+// etcd plugin reads them, and the value that holds a record, as
+// external-dns writes it.
+
+// Decode returns the records the value of the etcd key of zone holds, at
+// their owner name: the key's name without the labels its targetstrip says are not part
 // of it (external-dns stores each target under a random label below the
 // name). They are made as the etcd plugin makes them, with the TTL it gives
 // them: an IP address in host is an A or AAAA record, a name is a CNAME
@@ -22,17 +25,18 @@ import (
 // record. A text beside a host (external-dns's ownership text in the format
 // of its releases before v0.18) is a TXT record too, beside the host's: the
 // etcd plugin takes such a key for a TXT record alone and loses the host.
-// The error says why a key holds no record the zone can serve.
-func (x *EtcdZone) records(z *zone, kv *mvccpb.KeyValue) (string, []dns.RR, error) {
+// ttl gives the value's TTL (the etcd plugin's rules). The error says why a
+// key holds no record the zone can serve.
+func Decode(zone, key string, value []byte, ttl func(*msg.Service) uint32) (string, []dns.RR, error) {
 	s := new(msg.Service)
-	if err := json.Unmarshal(kv.Value, s); err != nil {
+	if err := json.Unmarshal(value, s); err != nil {
 		return "", nil, err
 	}
-	owner, ok := ownerName(string(kv.Key), s.TargetStrip)
-	if !ok || !dns.IsSubDomain(z.name, owner) {
+	owner, ok := ownerName(key, s.TargetStrip)
+	if !ok || !dns.IsSubDomain(zone, owner) {
 		return "", nil, fmt.Errorf("its name is outside the zone")
 	}
-	s.TTL = x.etcd.TTL(kv, s)
+	s.TTL = ttl(s)
 	var rrs []dns.RR
 	if s.Host != "" {
 		rr, err := hostRecord(s, owner)
@@ -81,4 +85,34 @@ func ownerName(key string, strip int) (string, bool) {
 		return "", false
 	}
 	return strings.ToLower(dnsutil.Join(labels[strip:]...)), true
+}
+
+// Encode returns the SkyDNS value that holds rr, as external-dns writes
+// one (targetstrip 1: the key's last label is not part of the name), and
+// whether rr can be held: an A, AAAA or CNAME record, or a TXT record of one
+// string of under 255 bytes, as the etcd plugin reads it back.
+func Encode(rr dns.RR) ([]byte, bool) {
+	s := struct {
+		Host        string `json:"host,omitempty"`
+		Text        string `json:"text,omitempty"`
+		TTL         uint32 `json:"ttl,omitempty"`
+		TargetStrip int    `json:"targetstrip"`
+	}{TTL: rr.Header().Ttl, TargetStrip: 1}
+	switch rr := rr.(type) {
+	case *dns.A:
+		s.Host = net.IP(rr.A).String()
+	case *dns.AAAA:
+		s.Host = net.IP(rr.AAAA).String()
+	case *dns.CNAME:
+		s.Host = strings.TrimSuffix(rr.Target, ".")
+	case *dns.TXT:
+		if len(rr.Txt) != 1 || len(rr.Txt[0]) == 0 || len(rr.Txt[0]) >= 255 {
+			return nil, false
+		}
+		s.Text = rr.Txt[0]
+	default:
+		return nil, false
+	}
+	value, err := json.Marshal(s)
+	return value, err == nil
 }
