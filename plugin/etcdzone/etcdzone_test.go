@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	stdlog "log"
 	"net/netip"
-	"os"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +18,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
-	"github.com/globaladdr/globaladdr/internal/lockedbuf"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
@@ -55,7 +52,7 @@ func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
 	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup
 	done.Add(1)
-	go func() { defer done.Done(); x.follow(ctx, zones[0]) }()
+	go func() { defer done.Done(); etcdtree.Follow(ctx, x.treeConfig(zones[0]), follower{x, zones[0]}) }()
 	t.Cleanup(func() { cancel(); done.Wait() })
 	x.waitLoaded(30 * time.Second)
 	if !x.Ready() {
@@ -374,7 +371,7 @@ func TestTransferIXFR(t *testing.T) {
 // holds: every record comes once, at its own name.
 func TestTransferPages(t *testing.T) {
 	var records []externaldns.Record
-	const hosts = 2*pageSize + 10
+	const hosts = 2*etcdtree.PageSize + 10
 	for i := range hosts {
 		records = append(records, externaldns.Record{Name: fmt.Sprintf("h%d.example.com", i), Type: "A", Targets: []string{"192.168.0.51"}})
 	}
@@ -394,26 +391,6 @@ func TestTransferPages(t *testing.T) {
 	// The hosts, the SOA twice, the NS, the delegation's two NS and its glue.
 	if want := hosts + 6; n != want || !seen["h0.example.com.A"] || !seen[fmt.Sprintf("h%d.example.com.A", hosts-1)] {
 		t.Errorf("%d records, want %d with every host", n, want)
-	}
-}
-
-func TestHolds(t *testing.T) {
-	// lan.example.com is a zone of the plugin too: its keys are its own.
-	z := &hosted{key: "/skydns/com/example", inner: []*hosted{{key: "/skydns/com/example/lan"}}}
-	for key, want := range map[string]bool{
-		"/skydns/com/example":         true,
-		"/skydns/com/example/app":     true,
-		"/skydns/com/example/lan":     false,
-		"/skydns/com/example/lan/app": false,
-		"/skydns/com/example/lane/x":  true,
-		"/skydns/com/example-shop/x":  false,
-		"/skydns/com/example.org/x":   false,
-		"/skydns/com/exampl":          false,
-		"/skydns/com/example0/beyond": false,
-	} {
-		if got := z.holds([]byte(key)); got != want {
-			t.Errorf("holds(%q) = %v", key, got)
-		}
 	}
 }
 
@@ -467,68 +444,6 @@ func TestForeignUpdate(t *testing.T) {
 	}
 }
 
-// TestWatchGoesOnFromTheLoad loads the zone after writes to other keys, lets
-// a watch install it, has etcd compact its history up to the load, and
-// starts the watch again, as follow does after a failure (a lost leader,
-// say): it goes on from the load's revision, so it neither takes the
-// compaction for a change of the zone nor reads the zone again.
-func TestWatchGoesOnFromTheLoad(t *testing.T) {
-	var logs lockedbuf.Buffer
-	stdlog.SetOutput(&logs)
-	t.Cleanup(func() { stdlog.SetOutput(os.Stderr) })
-	s, err := etcdtest.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	put(t, s, zoneRecords...)
-	ctx := context.Background()
-	var rev int64
-	for i := range 20 {
-		resp, err := s.Client().Put(ctx, fmt.Sprintf("/other/%d", i), "x")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rev = resp.Header.Revision
-	}
-	x := newTestPlugin(s)
-	zones := setZones(t, x)
-	d, loaded, written, err := x.load(ctx, zones[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &watch{x: x, z: zones[0], next: written + 1, loaded: loaded, pending: d, written: written}
-	// run runs the watch until check passes.
-	run := func(what string, check func() error) {
-		t.Helper()
-		ctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); var failed string; w.run(ctx, &failed) }()
-		eventually(t, what, check)
-		cancel()
-		<-done
-	}
-	run("the zone installed", func() error {
-		if !x.Ready() {
-			return errors.New("not loaded")
-		}
-		return nil
-	})
-	if _, err := s.Client().Compact(ctx, rev); err != nil {
-		t.Fatal(err)
-	}
-	put(t, s, externaldns.Record{Name: "new.example.com", Type: "A", Targets: []string{"192.168.0.99"}})
-	run("the new record", func() error {
-		if m := exchange(t, x, "new.example.com.", dns.TypeA); len(m.Answer) != 1 {
-			return fmt.Errorf("answer %v", m.Answer)
-		}
-		return nil
-	})
-	if strings.Contains(logs.String(), "compacted") {
-		t.Errorf("the watch asked for compacted revisions:\n%s", logs.String())
-	}
-}
-
 // revisionView is a view whose global addresses were written at rev.
 type revisionView struct{ state *view.State }
 
@@ -575,7 +490,7 @@ func TestInnerZone(t *testing.T) {
 	var done sync.WaitGroup
 	for _, z := range zones {
 		done.Add(1)
-		go func() { defer done.Done(); x.follow(ctx, z) }()
+		go func() { defer done.Done(); etcdtree.Follow(ctx, x.treeConfig(z), follower{x, z}) }()
 	}
 	t.Cleanup(func() { cancel(); done.Wait() })
 	eventually(t, "the zones loaded", func() error {

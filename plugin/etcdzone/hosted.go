@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/coredns/coredns/plugin/etcd/msg"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
@@ -16,16 +17,11 @@ import (
 type hosted struct {
 	// name is the zone's name, lower case and fully qualified.
 	name string
-	// key is the etcd key of the zone's apex ("/skydns/com/example"): the
-	// zone's records are under key + "/", and, for a record of the apex
-	// itself, at key.
-	key string
+	// keys are the zone's keys in etcd.
+	keys etcdtree.Keys
 	// fixed are the records the Corefile puts into the zone, by a source
 	// name of their own: NS records of delegations, and glue.
 	fixed map[string][]dns.RR
-	// inner are the plugin's zones inside this one, whose keys are theirs:
-	// they lie below the key, but are none of this zone's.
-	inner []*hosted
 	// server names the server block in logs, metrics and the serials kept
 	// across reloads.
 	server string
@@ -52,31 +48,6 @@ type hosted struct {
 	// the zone's records wait to be judged again (see view).
 	rejudge chan struct{}
 }
-
-// holds reports whether the etcd key is one of z's: key itself, or below
-// it, but not in one of z's inner zones. A key that merely begins like it
-// ("/skydns/com/example-shop") is not.
-func (z *hosted) holds(key []byte) bool {
-	if !z.under(key) {
-		return false
-	}
-	for _, inner := range z.inner {
-		if inner.under(key) {
-			return false
-		}
-	}
-	return true
-}
-
-// under reports whether the etcd key is z's key or below it.
-func (z *hosted) under(key []byte) bool {
-	rest, ok := strings.CutPrefix(string(key), z.key)
-	return ok && (rest == "" || rest[0] == '/')
-}
-
-// rangeEnd is the end of the etcd key range that holds z's keys (and those
-// of its siblings that begin like it, which holds tells apart).
-func (z *hosted) rangeEnd() string { return z.key + "0" } // '0' follows '/'
 
 // readKey returns the records of the put (kv) or delete of one of z's etcd
 // keys. A key that can't be read is logged, counted, and holds none.

@@ -14,6 +14,7 @@ import (
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/plugin/tsig"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
@@ -65,7 +66,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	for _, z := range zones {
 		loadedGauge.WithLabelValues(z.server, z.name).Set(0)
 		done.Add(1)
-		go func() { defer done.Done(); x.follow(ctx, z) }()
+		go func() { defer done.Done(); etcdtree.Follow(ctx, x.treeConfig(z), follower{x, z}) }()
 		if x.xfr != nil {
 			done.Add(1)
 			go func() { defer done.Done(); x.announce(ctx, z) }()
@@ -95,7 +96,7 @@ func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 		}
 		zones = append(zones, &hosted{
 			name:        name,
-			key:         msg.Path(name, x.etcd.PathPrefix),
+			keys:        etcdtree.Keys{Key: msg.Path(name, x.etcd.PathPrefix)},
 			server:      server,
 			fixed:       map[string][]dns.RR{},
 			journal:     zone.NewJournal(x.journalRecords, x.journalBytes),
@@ -107,7 +108,7 @@ func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 	for _, z := range zones {
 		for _, inner := range zones {
 			if inner != z && inZone(inner.name, z.name) {
-				z.inner = append(z.inner, inner)
+				z.keys.Inner = append(z.keys.Inner, inner.keys.Key)
 			}
 		}
 	}
@@ -115,6 +116,23 @@ func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 		return nil, err
 	}
 	return zones, nil
+}
+
+// treeConfig returns what following z's keys in etcd needs.
+func (x *EtcdZone) treeConfig(z *hosted) etcdtree.Config {
+	return etcdtree.Config{
+		Client: x.etcd.Client,
+		Keys:   z.keys,
+		Name:   z.name,
+		// The watch has a gRPC stream of its own (etcd's client shares
+		// one among the watches of the same metadata): etcd reports
+		// progress on a stream only once every watch on it has caught
+		// up, and the block's other watches (globaladdr's from etcd)
+		// must not hold that back.
+		Stream:  z.server + " " + z.name,
+		Errors:  etcdErrors.WithLabelValues(z.server, z.name),
+		Rejudge: z.rejudge,
+	}
 }
 
 // waitLoaded waits until every zone is loaded, or for d.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/tsig"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
 
 	"github.com/miekg/dns"
@@ -98,7 +99,7 @@ func (s store) Path(name string) string { return msg.Path(name, s.x.etcd.PathPre
 // commit writes in one etcd transaction that succeeds only if none of those
 // keys changed since.
 func (s store) Read(ctx context.Context, names []string) ([]*update.Entry, update.Commit, error) {
-	rctx, cancel := context.WithTimeout(ctx, etcdTimeout)
+	rctx, cancel := context.WithTimeout(ctx, etcdtree.Timeout)
 	defer cancel()
 	var (
 		entries []*update.Entry
@@ -139,7 +140,7 @@ func (s store) Read(ctx context.Context, names []string) ([]*update.Entry, updat
 // commit writes puts and deletes if reads hold, in one etcd transaction;
 // the puts with a lease get one of the block's update lease.
 func (s store) commit(ctx context.Context, reads []clientv3.Cmp, puts []*update.Entry, deletes []string) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, etcdTimeout)
+	ctx, cancel := context.WithTimeout(ctx, etcdtree.Timeout)
 	defer cancel()
 	cli := s.x.etcd.Client
 	var leaseID clientv3.LeaseID
