@@ -20,6 +20,15 @@ func TestDifferentialBIND(t *testing.T) {
 	oracle.CheckView(t, etcd.Endpoint())
 }
 
+// TestDifferentialBINDTwoUplinks is TestDifferentialBIND with two global
+// IPv4 addresses: every rewritten A RRset holds both, in the answers and in
+// BIND's copy alike.
+func TestDifferentialBINDTwoUplinks(t *testing.T) {
+	etcd := startEtcd(t)
+	putRecords(t, etcd, oracle.Zone...)
+	oracle.CheckView(t, etcd.Endpoint(), "203.0.113.10", "203.0.113.11", "2001:db8::10")
+}
+
 // TestDifferentialBINDRandom is TestDifferentialBIND on random zones, from
 // fixed seeds.
 func TestDifferentialBINDRandom(t *testing.T) {

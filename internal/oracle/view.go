@@ -50,13 +50,13 @@ var Zone = []externaldns.Record{
 // BIND: globaladdr with a hidden subtree and a map, above etcdzone with a
 // delegation whose glue is an internal address, transferable with TSIG to
 // BIND. ETCD stands for etcd's endpoint, BIND for BIND's address, KEY and
-// SECRET for the TSIG key.
+// SECRET for the TSIG key, GLOBALS for the global addresses.
 const viewCorefile = `example.com:{port:view} {
 	tsig {
 		secret KEY SECRET
 		require AXFR IXFR
 	}
-	globaladdr 203.0.113.10 2001:db8::10 {
+	globaladdr GLOBALS {
 		ttl 900
 		hide lan.example.com db.internal.example.com
 		map 192.168.1.0/24 198.51.100.0/24
@@ -81,11 +81,16 @@ const viewCorefile = `example.com:{port:view} {
 // (192.168.1.0/24 to 198.51.100.0/24) and a delegation (lab.example.com, to
 // ns1.lab.example.com with glue 192.168.0.53, and ns2.example.net), and
 // holds its answers against BIND's, as Check does, also about every name
-// etcd holds.
-func CheckView(t testing.TB, endpoint string) {
+// etcd holds. Its global addresses are globals, by default 203.0.113.10 and
+// 2001:db8::10.
+func CheckView(t testing.TB, endpoint string, globals ...string) {
 	t.Helper()
+	if len(globals) == 0 {
+		globals = []string{"203.0.113.10", "2001:db8::10"}
+	}
 	bind := nameserver.FreeLoopbackAddr(t)
 	view := corednstest.Start(t, strings.NewReplacer(
+		"GLOBALS", strings.Join(globals, " "),
 		"ETCD", endpoint,
 		"BIND", bind,
 		"KEY", nameserver.TestKey.Name,
