@@ -18,6 +18,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
@@ -183,7 +184,7 @@ func TestChanges(t *testing.T) {
 	cli := s.Client()
 	answers := func(what, name string, want ...string) {
 		t.Helper()
-		eventually(t, what, func() error {
+		poll.Until(t, 10*time.Second, what, func() error {
 			m := exchange(t, x, name, dns.TypeA)
 			var got []string
 			for _, rr := range m.Answer {
@@ -298,7 +299,7 @@ func TestSkippedKeys(t *testing.T) {
 	if _, err := s.Client().Put(context.Background(), "/skydns/com/example/app/x", `]]`); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "skipped keys", func() error {
+	poll.Until(t, 10*time.Second, "skipped keys", func() error {
 		m := exchange(t, x, "app.example.com.", dns.TypeA)
 		if len(m.Answer) != 1 || m.Answer[0].(*dns.A).A.String() != "192.168.0.51" {
 			return fmt.Errorf("app.example.com: %v", m.Answer)
@@ -411,23 +412,6 @@ func TestInZone(t *testing.T) {
 	}
 }
 
-// eventually retries check until it returns nil, for up to 10 s: changes
-// reach the zone through etcd's watch.
-func eventually(t testing.TB, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the watch's effect
-	}
-}
-
 // TestForeignUpdate sends an UPDATE for a zone the plugin does not serve: it
 // is refused, and the plugins below never see it (a forward plugin would
 // relay it).
@@ -493,7 +477,7 @@ func TestInnerZone(t *testing.T) {
 		go func() { defer done.Done(); etcdtree.Follow(ctx, x.treeConfig(z), follower{x, z}) }()
 	}
 	t.Cleanup(func() { cancel(); done.Wait() })
-	eventually(t, "the zones loaded", func() error {
+	poll.Until(t, 10*time.Second, "the zones loaded", func() error {
 		if !x.Ready() {
 			return errors.New("not loaded")
 		}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/globaladdr/globaladdr/internal/poll"
 
 	"github.com/miekg/dns"
 )
@@ -19,7 +22,7 @@ func TestTransferIncremental(t *testing.T) {
 	first := serialOf()
 	waitMove := func(from uint32) uint32 {
 		t.Helper()
-		eventually(t, "the serial moves", func() error {
+		poll.Until(t, 10*time.Second, "the serial moves", func() error {
 			if serialOf() == from {
 				return fmt.Errorf("serial still %d", from)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/lockedbuf"
+	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 
 	"github.com/miekg/dns"
@@ -69,22 +70,6 @@ func (r *recorder) saw(name string) bool {
 	return r.changed[name]
 }
 
-// eventually polls check until it passes, for up to 10 s.
-func eventually(t testing.TB, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the watch's effect
-	}
-}
-
 // TestWatchGoesOnFromTheLoad loads the zone after writes to other keys, lets
 // a watch install it, has etcd compact its history up to the load, and
 // starts the watch again, as Follow does after a failure (a lost leader,
@@ -124,7 +109,7 @@ func TestWatchGoesOnFromTheLoad(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); var failed string; w.run(ctx, &failed) }()
-		eventually(t, what, check)
+		poll.Until(t, 10*time.Second, what, check)
 		cancel()
 		<-done
 	}
