@@ -87,7 +87,8 @@ func (d *data) set(key, owner string, rrs []dns.RR) {
 // the view shows, once each (two keys with the same record make one), and
 // keeps the zone one that secondaries load: a CNAME at a name takes the
 // place of its other records (which no query reaches), and a delegation's
-// NS records that of a CNAME at the cut.
+// NS records that of a CNAME at the cut. The SRV records' weights are made
+// shares of their priority's (srvShares).
 func (d *data) rebuild(owner string) {
 	if elem, ok := d.zone.Search(owner); ok {
 		for _, t := range elem.Types() {
@@ -116,6 +117,7 @@ func (d *data) rebuild(owner string) {
 	case has(dns.TypeCNAME):
 		shown = slices.DeleteFunc(shown, func(rr dns.RR) bool { return rr.Header().Rrtype != dns.TypeCNAME })
 	}
+	shown = srvShares(shown)
 	for _, rr := range shown {
 		// The records are made with their names in lower case, as the
 		// file plugin's Zone.Insert would make them: inserted into the
