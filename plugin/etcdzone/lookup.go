@@ -2,6 +2,7 @@ package etcdzone
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/coredns/coredns/plugin/file"
@@ -32,6 +33,12 @@ func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *zone) *
 	}
 	var result file.Result
 	m.Answer, m.Ns, m.Extra, result = z.data.zone.Lookup(ctx, state, state.Name())
+	if loops(m.Answer) {
+		// The file plugin's lookup gives up on a loop after 8 or 9
+		// rounds, repeating the loop's records, with NOERROR if no
+		// wildcard is in it.
+		result = file.ServerFailure
+	}
 	switch result {
 	case file.Success:
 		if len(m.Answer) > 0 {
@@ -52,10 +59,52 @@ func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *zone) *
 		// A referral is not authoritative; an answer that reached it
 		// through a CNAME is, for the CNAME.
 		m.Authoritative = len(m.Answer) > 0
+		m.Extra = append(m.Extra, x.siblingGlue(z, m.Ns)...)
 	case file.ServerFailure:
+		// A CNAME loop: the chain up to the loop, each record once, and
+		// nothing in Authority, as BIND answers it.
 		m.Rcode = dns.RcodeServerFailure
+		m.Answer = dns.Dedup(m.Answer, nil)
+		m.Ns, m.Extra = nil, nil
 	}
 	return m
+}
+
+// loops reports whether answer holds a CNAME to its own owner name or to
+// that of a CNAME before it: a chain of CNAMEs that comes back where it
+// passed.
+func loops(answer []dns.RR) bool {
+	var owners []string
+	for _, rr := range answer {
+		cname, ok := rr.(*dns.CNAME)
+		if !ok {
+			continue
+		}
+		owners = append(owners, cname.Hdr.Name)
+		if slices.ContainsFunc(owners, func(o string) bool { return strings.EqualFold(o, cname.Target) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// siblingGlue returns the addresses z holds of the name servers of the
+// referral ns that lie under another delegation of the zone than the one
+// they serve, whose glue the referral has already: sibling glue, which
+// BIND adds too.
+func (x *EtcdZone) siblingGlue(z *zone, ns []dns.RR) []dns.RR {
+	var glue []dns.RR
+	for _, rr := range ns {
+		server, ok := rr.(*dns.NS)
+		if !ok || inZone(server.Ns, server.Hdr.Name) || !x.delegated(server.Ns) {
+			continue
+		}
+		if elem, ok := z.data.zone.Search(server.Ns); ok {
+			glue = append(glue, elem.Type(dns.TypeA)...)
+			glue = append(glue, elem.Type(dns.TypeAAAA)...)
+		}
+	}
+	return glue
 }
 
 // emptyNonTerminal reports whether name, in z, has no records but names
