@@ -206,7 +206,7 @@ lint:
 FUZZTIME ?= 10m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/update/
 
 # image builds $(IMAGE):$(VERSION) and $(IMAGE):latest on $(BASE), with
 # docker when an engine answers, else with buildah (ENGINE=docker or

@@ -49,6 +49,13 @@ func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
 	x := newTestPlugin(s)
 	x.delegations = []delegation{{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}}}
 	x.glue = []glue{{name: "ns1.lab.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}}}
+	return runTestZone(t, x)
+}
+
+// runTestZone starts following x's zone, the etcd plugin's, and waits until
+// it is loaded.
+func runTestZone(t testing.TB, x *EtcdZone) *EtcdZone {
+	t.Helper()
 	zones := setZones(t, x)
 	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup
@@ -280,7 +287,8 @@ func TestLoadAfterWritesElsewhere(t *testing.T) {
 }
 
 // TestSkippedKeys writes values the zone can't serve: each is left out and
-// counted, and the rest of the zone serves on. A key that held a record
+// counted, none of its records served (an MX value without host is no TXT
+// record), and the rest of the zone serves on. A key that held a record
 // and then holds garbage loses its record.
 func TestSkippedKeys(t *testing.T) {
 	x, s := newTestZone(t, zoneRecords...)
@@ -291,6 +299,9 @@ func TestSkippedKeys(t *testing.T) {
 		"/skydns/com/example/self":     `{"host":"self.example.com"}`,
 		"/skydns/com/example/stripped": `{"host":"192.168.0.1","targetstrip":9}`,
 		"/skydns/com/example/app/x":    `{"host":"192.168.0.52","targetstrip":1}`,
+		"/skydns/com/example/mailless": `{"mail":true,"text":"t"}`,
+		"/skydns/com/example/badmx":    `{"host":"not a name!","mail":true}`,
+		"/skydns/com/example/bigport":  `{"host":"192.168.0.1","port":70000}`,
 	} {
 		if _, err := s.Client().Put(context.Background(), key, value); err != nil {
 			t.Fatal(err)
@@ -304,7 +315,7 @@ func TestSkippedKeys(t *testing.T) {
 		if len(m.Answer) != 1 || m.Answer[0].(*dns.A).A.String() != "192.168.0.51" {
 			return fmt.Errorf("app.example.com: %v", m.Answer)
 		}
-		for _, name := range []string{"garbage", "empty", "badhost", "self", "stripped"} {
+		for _, name := range []string{"garbage", "empty", "badhost", "self", "stripped", "mailless", "badmx", "bigport"} {
 			if m := exchange(t, x, name+".example.com.", dns.TypeA); m.Rcode != dns.RcodeNameError {
 				return fmt.Errorf("%s: %s", name, dns.RcodeToString[m.Rcode])
 			}

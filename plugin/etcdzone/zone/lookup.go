@@ -2,6 +2,7 @@ package zone
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/coredns/coredns/plugin/file"
@@ -28,6 +29,12 @@ func (v *Version) Answer(ctx context.Context, state request.Request, served func
 	}
 	var result file.Result
 	m.Answer, m.Ns, m.Extra, result = v.file.Lookup(ctx, state, state.Name())
+	if loops(m.Answer) {
+		// The file plugin's lookup gives up on a loop after 8 or 9
+		// rounds, repeating the loop's records, with NOERROR if no
+		// wildcard is in it.
+		result = file.ServerFailure
+	}
 	switch result {
 	case file.Success:
 		if len(m.Answer) > 0 {
@@ -48,10 +55,52 @@ func (v *Version) Answer(ctx context.Context, state request.Request, served func
 		// A referral is not authoritative; an answer that reached it
 		// through a CNAME is, for the CNAME.
 		m.Authoritative = len(m.Answer) > 0
+		m.Extra = append(m.Extra, v.siblingGlue(m.Ns)...)
 	case file.ServerFailure:
+		// A CNAME loop: the chain up to the loop, each record once, and
+		// nothing in Authority, as BIND answers it.
 		m.Rcode = dns.RcodeServerFailure
+		m.Answer = dns.Dedup(m.Answer, nil)
+		m.Ns, m.Extra = nil, nil
 	}
 	return m
+}
+
+// loops reports whether answer holds a CNAME to its own owner name or to
+// that of a CNAME before it: a chain of CNAMEs that comes back where it
+// passed.
+func loops(answer []dns.RR) bool {
+	var owners []string
+	for _, rr := range answer {
+		cname, ok := rr.(*dns.CNAME)
+		if !ok {
+			continue
+		}
+		owners = append(owners, cname.Hdr.Name)
+		if slices.ContainsFunc(owners, func(o string) bool { return strings.EqualFold(o, cname.Target) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// siblingGlue returns the addresses v holds of the name servers of the
+// referral ns that lie under another delegation of the zone than the one
+// they serve, whose glue the referral has already: sibling glue, which
+// BIND adds too.
+func (v *Version) siblingGlue(ns []dns.RR) []dns.RR {
+	var glue []dns.RR
+	for _, rr := range ns {
+		server, ok := rr.(*dns.NS)
+		if !ok || dns.IsSubDomain(server.Hdr.Name, server.Ns) || !v.z.delegated(server.Ns) {
+			continue
+		}
+		if elem, ok := v.file.Search(server.Ns); ok {
+			glue = append(glue, elem.Type(dns.TypeA)...)
+			glue = append(glue, elem.Type(dns.TypeAAAA)...)
+		}
+	}
+	return glue
 }
 
 // emptyNonTerminal reports whether name, in v, has no records but names

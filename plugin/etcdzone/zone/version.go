@@ -113,7 +113,7 @@ func (z *Zone) elems(idx *Index, owners []string, st *view.State) []*tree.Elem {
 		if st != nil && len(rrs) > 0 {
 			rrs = slices.Clone(st.Show(rrs))
 		}
-		rrs = cut(rrs)
+		rrs = srvShares(cut(rrs))
 		if owner == z.Name {
 			rrs = append(rrs, &dns.SOA{Hdr: dns.RR_Header{Name: z.Name, Rrtype: dns.TypeSOA, Class: dns.ClassINET}, Ns: soa.Ns, Mbox: soa.Mbox})
 		}
@@ -127,7 +127,9 @@ func (z *Zone) elems(idx *Index, owners []string, st *view.State) []*tree.Elem {
 
 // cut keeps rrs, the records at one name, a set that secondaries load: a
 // CNAME record takes the place of the name's other records (which no query
-// reaches), and a delegation's NS records that of a CNAME at the cut.
+// reaches), and a delegation's NS records that of a CNAME at the cut. (The
+// SRV records' weights are then made shares of their priority's:
+// srvShares.)
 func cut(rrs []dns.RR) []dns.RR {
 	has := func(t uint16) bool {
 		return slices.ContainsFunc(rrs, func(rr dns.RR) bool { return rr.Header().Rrtype == t })
