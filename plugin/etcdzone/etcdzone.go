@@ -1,14 +1,17 @@
 // Package etcdzone implements a plugin that serves the zones of the etcd
-// plugin as an authoritative server does: it holds each zone in memory,
-// read from etcd at one revision and kept current by one watch, and answers
-// queries from it with the semantics of RFC 1034 (CNAMEs, NODATA and
-// NXDOMAIN, wildcards, delegations, the apex NS set and SOA from the
-// Corefile). It serves the same zone to the transfer plugin (AXFR, IXFR) and
-// has it notify the secondaries when the zone's serial moves; the serial
-// comes from etcd's revisions, so every replica publishes the same. It
-// writes to etcd only what a TSIG-signed RFC 2136 UPDATE that its rules
-// allow asks (ACME challenges), and it rewrites nothing: globaladdr, above
-// it, makes the external view of what it answers.
+// plugin as an authoritative server does: it follows each zone's keys in
+// etcd (package etcdtree: one load at one revision, one watch), parses them
+// once into an index, and builds from it the zone as the block's view shows
+// it (package zone; the view, globaladdr, judges the records through package
+// view), once per change and off the query path, then swaps it in whole.
+// Queries are answered from that zone with the semantics of RFC 1034
+// (CNAMEs, NODATA and NXDOMAIN, wildcards, delegations, the apex NS set and
+// SOA from the Corefile); the transfer plugin gets the same zone (AXFR) or
+// the changes since a secondary's serial from a journal (IXFR), and
+// notifies the secondaries when the zone's serial moves; the serial comes
+// from etcd's revisions, so every replica publishes the same. It writes to
+// etcd only what a TSIG-signed RFC 2136 UPDATE that its rules allow asks
+// (ACME challenges; package update).
 package etcdzone
 
 import (

@@ -1,3 +1,11 @@
+// Package zone is an etcdzone zone without etcd: the index of the records
+// of a zone's keys, parsed once (the SkyDNS codec); the versions of the zone
+// as a view shows it, each built from the index once per change and never
+// changed after, so that queries and transfers read one without a lock; the
+// lookups (the file plugin's, with an authoritative server's rules); the
+// serial; and the journal of changes that incremental transfers send. Each
+// change yields the RRsets it removed and added (Delta), for the journal, or
+// a signer.
 package zone
 
 import (
