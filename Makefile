@@ -200,10 +200,13 @@ cannot_fetch = case "$$CI" in 1|t|T|true|TRUE|True) \
 	esac; \
 	echo "$@: SKIP $(1): cannot fetch its modules through $$($(GO) env GOPROXY)"
 
-# lint runs go vet and staticcheck, fetched at a pinned version through the
-# Go module proxy (go run pkg@version: it does not touch go.mod).
+# lint runs gofmt -l (it fails when gofmt lists a file: run gofmt -w on
+# it), go vet and staticcheck, fetched at a pinned version through the Go
+# module proxy (go run pkg@version: it does not touch go.mod).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOFMT ?= gofmt
 lint:
+	@unformatted=$$($(GOFMT) -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l lists files not formatted by gofmt:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
@@ -215,7 +218,7 @@ lint:
 FUZZTIME ?= 10m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/update/
 
 # image builds $(IMAGE):$(VERSION) and $(IMAGE):latest on $(BASE), with
 # docker when an engine answers, else with buildah (ENGINE=docker or

@@ -10,14 +10,25 @@ import (
 )
 
 // TestDifferentialBIND holds the external view's answers against BIND's, on
-// BIND's copy of the view by transfer: for every name of oracle.Zone,
-// its ancestors, a name below it, names under the wildcard and a missing
-// name, over A, AAAA, CNAME, TXT, NS, SOA and MX, both give the same rcode,
-// AA bit, Answer records and SOA in Authority.
+// BIND's copy of the view by transfer: for every name of oracle.Zone and
+// oracle.Keys (SRV and MX records), its ancestors, a name below it, names
+// under the wildcards and a missing name, over A, AAAA, CNAME, TXT, NS, SOA,
+// MX and SRV, both give the same rcode, AA bit, Answer records, SOA and NS
+// records in Authority, and glue in referrals (sibling glue too).
 func TestDifferentialBIND(t *testing.T) {
 	etcd := startEtcd(t)
 	putRecords(t, etcd, oracle.Zone...)
+	putKeys(t, etcd, oracle.Keys)
 	oracle.CheckView(t, etcd.Endpoint())
+}
+
+// TestDifferentialBINDTwoUplinks is TestDifferentialBIND with two global
+// IPv4 addresses: every rewritten A RRset holds both, in the answers and in
+// BIND's copy alike.
+func TestDifferentialBINDTwoUplinks(t *testing.T) {
+	etcd := startEtcd(t)
+	putRecords(t, etcd, oracle.Zone...)
+	oracle.CheckView(t, etcd.Endpoint(), "203.0.113.10", "203.0.113.11", "2001:db8::10")
 }
 
 // TestDifferentialBINDRandom is TestDifferentialBIND on random zones, from

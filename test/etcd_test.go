@@ -32,6 +32,17 @@ func putRecords(t testing.TB, s *etcdtest.Server, records ...externaldns.Record)
 	}
 }
 
+// putKeys writes values under their keys into s, as a user does with
+// etcdctl: SkyDNS values external-dns does not write (SRV, MX).
+func putKeys(t testing.TB, s *etcdtest.Server, values map[string]string) {
+	t.Helper()
+	for key, value := range values {
+		if _, err := s.Client().Put(context.Background(), key, value); err != nil {
+			t.Fatalf("write %s: %v", key, err)
+		}
+	}
+}
+
 // deleteRecords removes from s every record of each name and its ownership
 // records, as external-dns does when the resource behind it goes away.
 func deleteRecords(t testing.TB, s *etcdtest.Server, names ...string) {

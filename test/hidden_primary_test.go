@@ -14,6 +14,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/goroutines"
 	"github.com/globaladdr/globaladdr/internal/nameserver"
+	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/internal/viewcheck"
 
 	"github.com/miekg/dns"
@@ -541,19 +542,9 @@ func soaSerial(t *testing.T, addr, zone string) uint32 {
 	return 0
 }
 
-// eventually polls cond every 100 ms until it returns nil, and fails t with
-// its last error when that takes longer than within.
+// eventually polls cond until it returns nil, and fails t with its last
+// error when that takes longer than within.
 func eventually(t *testing.T, within time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, within, err)
-		}
-		time.Sleep(100 * time.Millisecond) // polling: the condition's deadline is the assertion
-	}
+	poll.Until(t, within, what, cond)
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // Types are the record types asked about every name.
-var Types = []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeCNAME, dns.TypeTXT, dns.TypeNS, dns.TypeSOA, dns.TypeMX}
+var Types = []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeCNAME, dns.TypeTXT, dns.TypeNS, dns.TypeSOA, dns.TypeMX, dns.TypeSRV}
 
 // Check starts BIND on bindAddr (from nameserver.FreeLoopbackAddr) as a
 // secondary of p, waits until it serves the serial p serves, and asks both
@@ -125,8 +125,10 @@ func parent(name string) string {
 
 // Compare asks server and bind each question, as a resolver does (over UDP,
 // without recursion), and returns how each answer of server differs from
-// bind's: in its rcode, its AA bit, its Answer records (TTLs aside) or the
-// SOA in its Authority section.
+// bind's: in its rcode, its AA bit, its Answer records (TTLs aside), the
+// SOA in its Authority section, or, unless it answers (NOERROR with
+// records), the NS records there and the addresses in Additional: a
+// referral's NS set and glue, none in a negative answer or a SERVFAIL.
 func Compare(server, bind string, qs []dns.Question) ([]string, error) {
 	var diffs []string
 	for _, q := range qs {
@@ -164,8 +166,12 @@ func ask(addr string, q dns.Question) (*dns.Msg, error) {
 }
 
 // summary returns what Compare compares of r, as text: its rcode, its AA
-// bit, its Answer records sorted, without their TTLs, and the SOA records in
-// its Authority section.
+// bit, its Answer records sorted, without their TTLs, the SOA records in its
+// Authority section, and, unless r answers (NOERROR with records), the NS
+// records there and the addresses in its Additional section. An answer's
+// are left out: BIND adds the apex's NS set and the addresses of their
+// targets to answers for a query without RD; etcdzone adds no NS set, and
+// the addresses of SRV and MX targets.
 func summary(r *dns.Msg) string {
 	text := func(rrs []dns.RR, only uint16) []string {
 		var out []string
@@ -180,5 +186,9 @@ func summary(r *dns.Msg) string {
 		slices.Sort(out)
 		return out
 	}
-	return fmt.Sprintf("%s aa=%v answer=%q soa=%q", dns.RcodeToString[r.Rcode], r.Authoritative, text(r.Answer, 0), text(r.Ns, dns.TypeSOA))
+	s := fmt.Sprintf("%s aa=%v answer=%q soa=%q", dns.RcodeToString[r.Rcode], r.Authoritative, text(r.Answer, 0), text(r.Ns, dns.TypeSOA))
+	if r.Rcode != dns.RcodeSuccess || len(r.Answer) == 0 {
+		s += fmt.Sprintf(" ns=%q glue=%q", text(r.Ns, dns.TypeNS), append(text(r.Extra, dns.TypeA), text(r.Extra, dns.TypeAAAA)...))
+	}
+	return s
 }

@@ -20,11 +20,11 @@ import (
 // Zone is a zone as external-dns writes it, with what makes an
 // authoritative server's answers differ from a SkyDNS lookup: CNAMEs in a
 // chain, into the zone, out of it, to a missing name, to a wildcard's name,
-// into the delegated subdomain and into the hidden one; a wildcard; deep
-// names under empty non-terminals; the apex's own address; an address the
-// map translates; a public address; ownership records; a hidden subtree,
-// and a hidden name whose parent holds nothing else: what CheckView's
-// Corefile is made for.
+// into the delegated subdomain and into the hidden one, and in loops (one
+// through a wildcard); a wildcard; deep names under empty non-terminals; the
+// apex's own address; an address the map translates; a public address;
+// ownership records; a hidden subtree, and a hidden name whose parent holds
+// nothing else: what CheckView's Corefile is made for.
 var Zone = []externaldns.Record{
 	{Name: "example.com", Type: "A", Targets: []string{"192.168.0.50"}, Resource: "ingress/default/apex"},
 	{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51", "192.168.0.52"}, Resource: "ingress/default/app"},
@@ -44,19 +44,40 @@ var Zone = []externaldns.Record{
 	{Name: "app.lan.example.com", Type: "A", Targets: []string{"192.168.0.70"}},
 	{Name: "lan.example.com", Type: "TXT", Targets: []string{"secret"}},
 	{Name: "db.internal.example.com", Type: "A", Targets: []string{"10.0.0.5"}},
+	{Name: "*.loop.example.com", Type: "CNAME", Targets: []string{"x.loop.example.com"}},
+	{Name: "ping.example.com", Type: "CNAME", Targets: []string{"pong.example.com"}},
+	{Name: "pong.example.com", Type: "CNAME", Targets: []string{"ping.example.com"}},
+	{Name: "mail.example.com", Type: "A", Targets: []string{"192.168.0.25"}},
+}
+
+// Keys are SkyDNS values of Zone's domain that external-dns does not write,
+// by their etcd keys, as users write them by hand: SRV records (of an
+// internal address, which is their target's, of names in the zone, out of
+// it and in the hidden subtree, with priorities and weights) and MX records
+// (at the apex, of an address and of a name out of the zone).
+var Keys = map[string]string{
+	"/skydns/com/example/_tcp/_minecraft/x1": `{"host":"192.168.0.60","port":25565,"weight":3,"targetstrip":1}`,
+	"/skydns/com/example/_tcp/_minecraft/x2": `{"host":"192.168.0.61","port":25566,"weight":1,"targetstrip":1}`,
+	"/skydns/com/example/_tcp/_http":         `{"host":"app.example.com","port":80,"priority":20}`,
+	"/skydns/com/example/_tcp/_xmpp-server":  `{"host":"xmpp.example.net","port":5269,"priority":5,"weight":10}`,
+	"/skydns/com/example/_tcp/_lan":          `{"host":"app.lan.example.com","port":443}`,
+	"/skydns/com/example":                    `{"host":"mail.example.com","mail":true}`,
+	"/skydns/com/example/corp/mx1":           `{"host":"192.168.0.26","priority":5,"mail":true,"targetstrip":1}`,
+	"/skydns/com/example/corp/mx2":           `{"host":"relay.example.net","priority":20,"mail":true}`,
 }
 
 // viewCorefile is the external view the differential tests hold against
 // BIND: globaladdr with a hidden subtree and a map, above etcdzone with a
-// delegation whose glue is an internal address, transferable with TSIG to
-// BIND. ETCD stands for etcd's endpoint, BIND for BIND's address, KEY and
-// SECRET for the TSIG key.
+// delegation whose glue is an internal address and one whose name server
+// lies in the first (sibling glue), transferable with TSIG to BIND. ETCD
+// stands for etcd's endpoint, BIND for BIND's address, KEY and SECRET for
+// the TSIG key, GLOBALS for the global addresses.
 const viewCorefile = `example.com:{port:view} {
 	tsig {
 		secret KEY SECRET
 		require AXFR IXFR
 	}
-	globaladdr 203.0.113.10 2001:db8::10 {
+	globaladdr GLOBALS {
 		ttl 900
 		hide lan.example.com db.internal.example.com
 		map 192.168.1.0/24 198.51.100.0/24
@@ -64,6 +85,7 @@ const viewCorefile = `example.com:{port:view} {
 	etcdzone {
 		ns ns1.example.net ns2.example.net
 		delegate lab.example.com ns1.lab.example.com ns2.example.net
+		delegate dev.example.com ns1.lab.example.com pub.example.com
 		glue ns1.lab.example.com 192.168.0.53
 	}
 	transfer {
@@ -78,14 +100,20 @@ const viewCorefile = `example.com:{port:view} {
 // CheckView starts the external view of example.com from the etcd at
 // endpoint, with a hidden subtree (lan.example.com, and
 // db.internal.example.com below a name that holds nothing else), a map
-// (192.168.1.0/24 to 198.51.100.0/24) and a delegation (lab.example.com, to
-// ns1.lab.example.com with glue 192.168.0.53, and ns2.example.net), and
-// holds its answers against BIND's, as Check does, also about every name
-// etcd holds.
-func CheckView(t testing.TB, endpoint string) {
+// (192.168.1.0/24 to 198.51.100.0/24) and two delegations (lab.example.com,
+// to ns1.lab.example.com with glue 192.168.0.53, and ns2.example.net;
+// dev.example.com, to ns1.lab.example.com and pub.example.com, a name of
+// the zone), and holds its answers against BIND's, as Check does, also about
+// every name etcd holds. Its global addresses are globals, by default
+// 203.0.113.10 and 2001:db8::10.
+func CheckView(t testing.TB, endpoint string, globals ...string) {
 	t.Helper()
+	if len(globals) == 0 {
+		globals = []string{"203.0.113.10", "2001:db8::10"}
+	}
 	bind := nameserver.FreeLoopbackAddr(t)
 	view := corednstest.Start(t, strings.NewReplacer(
+		"GLOBALS", strings.Join(globals, " "),
 		"ETCD", endpoint,
 		"BIND", bind,
 		"KEY", nameserver.TestKey.Name,

@@ -1,14 +1,17 @@
 // Package etcdzone implements a plugin that serves the zones of the etcd
-// plugin as an authoritative server does: it holds each zone in memory,
-// read from etcd at one revision and kept current by one watch, and answers
-// queries from it with the semantics of RFC 1034 (CNAMEs, NODATA and
-// NXDOMAIN, wildcards, delegations, the apex NS set and SOA from the
-// Corefile). It serves the same zone to the transfer plugin (AXFR, IXFR) and
-// has it notify the secondaries when the zone's serial moves; the serial
-// comes from etcd's revisions, so every replica publishes the same. It
-// writes to etcd only what a TSIG-signed RFC 2136 UPDATE that its rules
-// allow asks (ACME challenges), and it rewrites nothing: globaladdr, above
-// it, makes the external view of what it answers.
+// plugin as an authoritative server does: it follows each zone's keys in
+// etcd (package etcdtree: one load at one revision, one watch), parses them
+// once into an index, and builds from it the zone as the block's view shows
+// it (package zone; the view, globaladdr, judges the records through package
+// view), once per change and off the query path, then swaps it in whole.
+// Queries are answered from that zone with the semantics of RFC 1034
+// (CNAMEs, NODATA and NXDOMAIN, wildcards, delegations, the apex NS set and
+// SOA from the Corefile); the transfer plugin gets the same zone (AXFR) or
+// the changes since a secondary's serial from a journal (IXFR), and
+// notifies the secondaries when the zone's serial moves; the serial comes
+// from etcd's revisions, so every replica publishes the same. It writes to
+// etcd only what a TSIG-signed RFC 2136 UPDATE that its rules allow asks
+// (ACME challenges; package update).
 package etcdzone
 
 import (
@@ -20,8 +23,12 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/coredns/coredns/plugin/pkg/upstream"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/request"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 )
@@ -35,14 +42,16 @@ type EtcdZone struct {
 	// zoneNames are the zones the Corefile names, lower case and fully
 	// qualified; none means the etcd plugin's.
 	zoneNames   []string
-	apex        apex
+	apex        zone.Apex
 	delegations []delegation
 	glue        []glue
 	// rules say who may change what by UPDATE; none: UPDATEs are refused.
-	rules []rule
+	rules []update.Rule
 	// updateLease is how long a record written under a rule with a lease
 	// lives unless deleted before.
 	updateLease time.Duration
+	// journalRecords and journalBytes bound each zone's journal.
+	journalRecords, journalBytes int
 	// where is the Corefile's file and line of the directive, for
 	// start-up errors.
 	where string
@@ -53,43 +62,14 @@ type EtcdZone struct {
 	// its view (each nil when the block has none), and the zones.
 	etcd  *etcd.Etcd
 	xfr   *transfer.Transfer
-	view  view
-	zones []*zone
+	view  view.View
+	zones []*hosted
 	// stop ends the zones' goroutines; nil before start.
 	stop func()
 
-	// mu guards the data and the serial of every zone: a query reads them
-	// holding it for reading, a change from etcd writes them holding it.
-	// One lock for all zones, so that a CNAME from one zone into another
-	// is followed under the lock already held.
-	mu sync.RWMutex
-}
-
-// view is what etcdzone asks of the plugin that makes the external view of
-// its block, globaladdr. A record the view never shows, whatever the
-// question (a hidden name, an ownership record, an internal address without
-// a global one of its family), is left out of the zone, so that the view
-// answers as a secondary holding its transfer does: a name whose records are
-// all withheld does not exist, and a wildcard covers it.
-type view interface {
-	// Withholds reports whether the view never shows rr.
-	Withholds(rr dns.RR) bool
-	// Subscribe registers f to be called, at once, each time the view's
-	// global addresses change, and with them what Withholds says; the
-	// returned function removes it.
-	Subscribe(f func()) (unsubscribe func())
-	// Revision returns the etcd revision at which the view's global
-	// addresses were written, 0 when they do not come from etcd: a part
-	// of the zone's serial.
-	Revision() int64
-	// Withhold tells the view that zones hold nothing Withholds names, so
-	// that it leaves their hidden names to be answered from them; undo
-	// ends it.
-	Withhold(zones []string) (undo func())
-	// Withheld tells the view the records of a question's name and type
-	// that the zone left out of its answer, so that the view counts them
-	// as it counts what it drops from answers.
-	Withheld(ctx context.Context, rrs []dns.RR)
+	// mu guards zones for Ready, which may be asked while start sets
+	// them; queries come after start.
+	mu sync.Mutex
 }
 
 // Name implements plugin.Handler.
@@ -112,10 +92,10 @@ func (x *EtcdZone) CacheBypassZones() []string {
 // Ready implements ready.Readiness: the plugin is ready once every zone is
 // loaded.
 func (x *EtcdZone) Ready() bool {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	for _, z := range x.zones {
-		if z.data == nil {
+		if z.current.Load() == nil {
 			return false
 		}
 	}
@@ -128,7 +108,7 @@ func (x *EtcdZone) Ready() bool {
 // Transfer; without one they are refused. Everything else goes down the
 // chain untouched.
 func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	var z *zone
+	var z *hosted
 	if len(r.Question) == 1 {
 		z = x.zoneOf(r.Question[0].Name)
 	}
@@ -152,32 +132,69 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
 	}
 	state := request.Request{W: w, Req: r}
-	x.mu.RLock()
-	m := x.answer(ctx, state, z)
-	var withheld []dns.RR
-	if x.view != nil && z.data != nil {
-		withheld = z.data.withheldAt(state.Name(), state.QType())
-	}
-	x.mu.RUnlock()
-	w.WriteMsg(m)
-	if len(withheld) > 0 {
-		x.view.Withheld(ctx, withheld)
+	v := z.current.Load()
+	w.WriteMsg(x.answer(ctx, state, v))
+	if x.view != nil && v != nil {
+		if rrs := v.Judged(state.Name(), state.QType()); len(rrs) > 0 {
+			x.view.Judged(ctx, rrs)
+		}
 	}
 	return dns.RcodeSuccess, nil
 }
 
 // zoneOf returns the zone name is in, nil when it is in none of them.
-func (x *EtcdZone) zoneOf(name string) *zone { return deepest(x.zones, name) }
+func (x *EtcdZone) zoneOf(name string) *hosted { return deepest(x.zones, name) }
 
 // deepest returns the deepest of zones that name is in, nil when it is in
 // none of them. It compares suffixes, allocating nothing: every query of the
 // block asks.
-func deepest(zones []*zone, name string) *zone {
-	var best *zone
+func deepest(zones []*hosted, name string) *hosted {
+	var best *hosted
 	for _, z := range zones {
 		if inZone(name, z.name) && (best == nil || len(z.name) > len(best.name)) {
 			best = z
 		}
 	}
 	return best
+}
+
+// answer returns the reply to state's query from v, a zone's current
+// version; a zone not loaded yet (nil) gets SERVFAIL.
+func (x *EtcdZone) answer(ctx context.Context, state request.Request, v *zone.Version) *dns.Msg {
+	if v == nil {
+		m := new(dns.Msg)
+		m.SetRcode(state.Req, dns.RcodeServerFailure)
+		return m
+	}
+	return v.Answer(ctx, state, x.served)
+}
+
+// served reports whether name lies in one of x's zones, outside the
+// delegations.
+func (x *EtcdZone) served(name string) bool {
+	if x.zoneOf(name) == nil {
+		return false
+	}
+	for _, d := range x.delegations {
+		if inZone(name, d.name) {
+			return false
+		}
+	}
+	return true
+}
+
+// chaser is the Upstream of the zones' lookups: where a CNAME leads out of
+// the zone's tree, the lookup asks it for the target. A target in one of
+// the plugin's zones is looked up at once, in the zone's current version;
+// any other is asked of the whole server again (the etcd plugin and the
+// file plugin do so too), where the view, if any, makes its answer the
+// view's.
+type chaser struct{ x *EtcdZone }
+
+// Lookup implements file.Upstreamer.
+func (c chaser) Lookup(ctx context.Context, state request.Request, name string, qtype uint16) (*dns.Msg, error) {
+	if z := c.x.zoneOf(name); z != nil {
+		return c.x.answer(ctx, state.NewWithQuestion(name, qtype), z.current.Load()), nil
+	}
+	return upstream.New().Lookup(ctx, state, name, qtype)
 }

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	stdlog "log"
 	"net/netip"
-	"os"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +18,10 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
-	"github.com/globaladdr/globaladdr/internal/lockedbuf"
+	"github.com/globaladdr/globaladdr/internal/poll"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -34,13 +34,20 @@ import (
 // ns2.example.net, and it is loaded. records are written before the load.
 func newTestZone(t testing.TB, records ...externaldns.Record) (*EtcdZone, *etcdtest.Server) {
 	t.Helper()
+	s := startTestEtcd(t, records...)
+	return startTestZone(t, s), s
+}
+
+// startTestEtcd starts an embedded etcd holding records, until t ends.
+func startTestEtcd(t testing.TB, records ...externaldns.Record) *etcdtest.Server {
+	t.Helper()
 	s, err := etcdtest.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
 	put(t, s, records...)
-	return startTestZone(t, s), s
+	return s
 }
 
 // startTestZone is newTestZone on the etcd s.
@@ -49,11 +56,18 @@ func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
 	x := newTestPlugin(s)
 	x.delegations = []delegation{{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}}}
 	x.glue = []glue{{name: "ns1.lab.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}}}
+	return runTestZone(t, x)
+}
+
+// runTestZone starts following x's zone, the etcd plugin's, and waits until
+// it is loaded.
+func runTestZone(t testing.TB, x *EtcdZone) *EtcdZone {
+	t.Helper()
 	zones := setZones(t, x)
 	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup
 	done.Add(1)
-	go func() { defer done.Done(); x.follow(ctx, zones[0]) }()
+	go func() { defer done.Done(); etcdtree.Follow(ctx, x.treeConfig(zones[0]), follower{x, zones[0]}) }()
 	t.Cleanup(func() { cancel(); done.Wait() })
 	x.waitLoaded(30 * time.Second)
 	if !x.Ready() {
@@ -63,7 +77,7 @@ func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
 }
 
 // testApex is the apex of the tests' zones: the NS set ns1.example.net.
-var testApex = apex{ns: []string{"ns1.example.net."}, ttl: 3600, refresh: 3600, retry: 600, expire: 1209600, minimum: 300}
+var testApex = zone.Apex{NS: []string{"ns1.example.net."}, TTL: 3600, Refresh: 3600, Retry: 600, Expire: 1209600, Minimum: 300}
 
 // newTestPlugin returns an etcdzone of the zones names (default: the etcd
 // plugin's, example.com) on the etcd s, with the NS set ns1.example.net.
@@ -72,11 +86,14 @@ func newTestPlugin(s *etcdtest.Server, names ...string) *EtcdZone {
 		etcd:      &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
 		apex:      testApex,
 		zoneNames: names,
+
+		journalRecords: defaultJournalRecords,
+		journalBytes:   defaultJournalBytes,
 	}
 }
 
 // setZones makes x's zones, as start does, and returns them.
-func setZones(t testing.TB, x *EtcdZone) []*zone {
+func setZones(t testing.TB, x *EtcdZone) []*hosted {
 	t.Helper()
 	zones, err := x.newZones("dns://test/" + t.Name())
 	if err != nil {
@@ -113,7 +130,7 @@ const testSOA = "example.com. 3600 IN SOA ns1.example.net. hostmaster.example.co
 // delegation: each gets the answer an authoritative server gives.
 func TestServeDNS(t *testing.T) {
 	x, _ := newTestZone(t, zoneRecords...)
-	soa := test.SOA(fmt.Sprintf(testSOA, x.zones[0].serial.value()))
+	soa := test.SOA(fmt.Sprintf(testSOA, x.zones[0].serial.Value()))
 	ns := test.NS("example.com. 3600 IN NS ns1.example.net.")
 	cname := test.CNAME("www.example.com. 300 IN CNAME app.example.com.")
 	appA := test.A("app.example.com. 300 IN A 192.168.0.51")
@@ -181,7 +198,7 @@ func TestChanges(t *testing.T) {
 	cli := s.Client()
 	answers := func(what, name string, want ...string) {
 		t.Helper()
-		eventually(t, what, func() error {
+		poll.Until(t, 10*time.Second, what, func() error {
 			m := exchange(t, x, name, dns.TypeA)
 			var got []string
 			for _, rr := range m.Answer {
@@ -198,9 +215,7 @@ func TestChanges(t *testing.T) {
 	}
 	serialAt := func(what string, rev int64) {
 		t.Helper()
-		x.mu.RLock()
-		defer x.mu.RUnlock()
-		if got, want := z.data.zone.SOA.Serial, (serial{rev: rev}).value(); got != want {
+		if got, want := z.current.Load().SOA().Serial, (zone.Serial{}).At(rev).Value(); got != want {
 			t.Errorf("%s: serial %d, want %d (revision %d)", what, got, want, rev)
 		}
 	}
@@ -256,12 +271,7 @@ func TestChanges(t *testing.T) {
 // waits until its watch has seen etcd's revision, and gets the serial of its
 // own last change.
 func TestLoadAfterWritesElsewhere(t *testing.T) {
-	s, err := etcdtest.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	put(t, s, zoneRecords...)
+	s := startTestEtcd(t, zoneRecords...)
 	last, err := s.Client().Get(context.Background(), "/", clientv3.WithCountOnly())
 	if err != nil {
 		t.Fatal(err)
@@ -273,13 +283,14 @@ func TestLoadAfterWritesElsewhere(t *testing.T) {
 	defer cancel()
 	s.Client().Watch(ctx, "/globaladdr/example.com", clientv3.WithRev(last.Header.Revision+2))
 	x := startTestZone(t, s)
-	if got, want := exchange(t, x, "example.com.", dns.TypeSOA).Answer[0].(*dns.SOA).Serial, (serial{rev: last.Header.Revision}).value(); got != want {
+	if got, want := exchange(t, x, "example.com.", dns.TypeSOA).Answer[0].(*dns.SOA).Serial, (zone.Serial{}).At(last.Header.Revision).Value(); got != want {
 		t.Errorf("serial %d, want %d, that of the zone's last change", got, want)
 	}
 }
 
 // TestSkippedKeys writes values the zone can't serve: each is left out and
-// counted, and the rest of the zone serves on. A key that held a record
+// counted, none of its records served (an MX value without host is no TXT
+// record), and the rest of the zone serves on. A key that held a record
 // and then holds garbage loses its record.
 func TestSkippedKeys(t *testing.T) {
 	x, s := newTestZone(t, zoneRecords...)
@@ -290,6 +301,9 @@ func TestSkippedKeys(t *testing.T) {
 		"/skydns/com/example/self":     `{"host":"self.example.com"}`,
 		"/skydns/com/example/stripped": `{"host":"192.168.0.1","targetstrip":9}`,
 		"/skydns/com/example/app/x":    `{"host":"192.168.0.52","targetstrip":1}`,
+		"/skydns/com/example/mailless": `{"mail":true,"text":"t"}`,
+		"/skydns/com/example/badmx":    `{"host":"not a name!","mail":true}`,
+		"/skydns/com/example/bigport":  `{"host":"192.168.0.1","port":70000}`,
 	} {
 		if _, err := s.Client().Put(context.Background(), key, value); err != nil {
 			t.Fatal(err)
@@ -298,12 +312,12 @@ func TestSkippedKeys(t *testing.T) {
 	if _, err := s.Client().Put(context.Background(), "/skydns/com/example/app/x", `]]`); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "skipped keys", func() error {
+	poll.Until(t, 10*time.Second, "skipped keys", func() error {
 		m := exchange(t, x, "app.example.com.", dns.TypeA)
 		if len(m.Answer) != 1 || m.Answer[0].(*dns.A).A.String() != "192.168.0.51" {
 			return fmt.Errorf("app.example.com: %v", m.Answer)
 		}
-		for _, name := range []string{"garbage", "empty", "badhost", "self", "stripped"} {
+		for _, name := range []string{"garbage", "empty", "badhost", "self", "stripped", "mailless", "badmx", "bigport"} {
 			if m := exchange(t, x, name+".example.com.", dns.TypeA); m.Rcode != dns.RcodeNameError {
 				return fmt.Errorf("%s: %s", name, dns.RcodeToString[m.Rcode])
 			}
@@ -325,11 +339,12 @@ func TestOwnershipBesideHost(t *testing.T) {
 	if len(m.Answer) != 1 || m.Answer[0].Header().Rrtype != dns.TypeCNAME {
 		t.Errorf("CNAME query: %v", m)
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	types := map[string][]uint16{}
+	for _, rr := range x.zones[0].current.Load().Records() {
+		types[rr.Header().Name] = append(types[rr.Header().Name], rr.Header().Rrtype)
+	}
 	for name, want := range map[string][]uint16{"app.example.com.": {dns.TypeA, dns.TypeTXT}, "www.example.com.": {dns.TypeCNAME}} {
-		elem, _ := x.zones[0].data.zone.Search(name)
-		if got := slices.Sorted(slices.Values(elem.Types())); !slices.Equal(got, want) {
+		if got := slices.Sorted(slices.Values(types[name])); !slices.Equal(got, want) {
 			t.Errorf("%s holds types %v, want %v", name, got, want)
 		}
 	}
@@ -338,7 +353,7 @@ func TestOwnershipBesideHost(t *testing.T) {
 // TestTransferIXFR checks the up-to-date IXFR and the full transfer.
 func TestTransferIXFR(t *testing.T) {
 	x, _ := newTestZone(t, zoneRecords...)
-	current := x.zones[0].serial.value()
+	current := x.zones[0].current.Load().SOA().Serial
 	for _, tc := range []struct {
 		serial uint32
 		whole  bool
@@ -370,7 +385,7 @@ func TestTransferIXFR(t *testing.T) {
 // holds: every record comes once, at its own name.
 func TestTransferPages(t *testing.T) {
 	var records []externaldns.Record
-	const hosts = 2*pageSize + 10
+	const hosts = 2*etcdtree.PageSize + 10
 	for i := range hosts {
 		records = append(records, externaldns.Record{Name: fmt.Sprintf("h%d.example.com", i), Type: "A", Targets: []string{"192.168.0.51"}})
 	}
@@ -393,46 +408,6 @@ func TestTransferPages(t *testing.T) {
 	}
 }
 
-func TestOwnerName(t *testing.T) {
-	for _, tc := range []struct {
-		key   string
-		strip int
-		want  string
-		ok    bool
-	}{
-		{"/skydns/com/example/app/1a2b3c4d", 1, "app.example.com.", true},
-		{"/skydns/com/example/App/x1", 0, "x1.app.example.com.", true},
-		{"/skydns/com/example/1a2b3c4d", 1, "example.com.", true},
-		{"/skydns/com/example/apps/*/1a2b3c4d", 1, "*.apps.example.com.", true},
-		{"/skydns/com/example/a", 4, "", false},
-	} {
-		got, ok := ownerName(tc.key, tc.strip)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("ownerName(%q, %d) = %q, %v; want %q, %v", tc.key, tc.strip, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
-func TestHolds(t *testing.T) {
-	// lan.example.com is a zone of the plugin too: its keys are its own.
-	z := &zone{key: "/skydns/com/example", inner: []*zone{{key: "/skydns/com/example/lan"}}}
-	for key, want := range map[string]bool{
-		"/skydns/com/example":         true,
-		"/skydns/com/example/app":     true,
-		"/skydns/com/example/lan":     false,
-		"/skydns/com/example/lan/app": false,
-		"/skydns/com/example/lane/x":  true,
-		"/skydns/com/example-shop/x":  false,
-		"/skydns/com/example.org/x":   false,
-		"/skydns/com/exampl":          false,
-		"/skydns/com/example0/beyond": false,
-	} {
-		if got := z.holds([]byte(key)); got != want {
-			t.Errorf("holds(%q) = %v", key, got)
-		}
-	}
-}
-
 func TestInZone(t *testing.T) {
 	for _, tc := range []struct {
 		name, zone string
@@ -447,23 +422,6 @@ func TestInZone(t *testing.T) {
 		if got := inZone(tc.name, tc.zone); got != tc.want {
 			t.Errorf("inZone(%q, %q) = %v", tc.name, tc.zone, got)
 		}
-	}
-}
-
-// eventually retries check until it returns nil, for up to 10 s: changes
-// reach the zone through etcd's watch.
-func eventually(t testing.TB, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the watch's effect
 	}
 }
 
@@ -483,94 +441,32 @@ func TestForeignUpdate(t *testing.T) {
 	}
 }
 
-// TestWatchGoesOnFromTheLoad loads the zone after writes to other keys, lets
-// a watch install it, has etcd compact its history up to the load, and
-// starts the watch again, as follow does after a failure (a lost leader,
-// say): it goes on from the load's revision, so it neither takes the
-// compaction for a change of the zone nor reads the zone again.
-func TestWatchGoesOnFromTheLoad(t *testing.T) {
-	var logs lockedbuf.Buffer
-	stdlog.SetOutput(&logs)
-	t.Cleanup(func() { stdlog.SetOutput(os.Stderr) })
-	s, err := etcdtest.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	put(t, s, zoneRecords...)
-	ctx := context.Background()
-	var rev int64
-	for i := range 20 {
-		resp, err := s.Client().Put(ctx, fmt.Sprintf("/other/%d", i), "x")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rev = resp.Header.Revision
-	}
-	x := newTestPlugin(s)
-	zones := setZones(t, x)
-	d, loaded, written, err := x.load(ctx, zones[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &watch{x: x, z: zones[0], next: written + 1, loaded: loaded, pending: d, written: written}
-	// run runs the watch until check passes.
-	run := func(what string, check func() error) {
-		t.Helper()
-		ctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); var failed string; w.run(ctx, &failed) }()
-		eventually(t, what, check)
-		cancel()
-		<-done
-	}
-	run("the zone installed", func() error {
-		if !x.Ready() {
-			return errors.New("not loaded")
-		}
-		return nil
-	})
-	if _, err := s.Client().Compact(ctx, rev); err != nil {
-		t.Fatal(err)
-	}
-	put(t, s, externaldns.Record{Name: "new.example.com", Type: "A", Targets: []string{"192.168.0.99"}})
-	run("the new record", func() error {
-		if m := exchange(t, x, "new.example.com.", dns.TypeA); len(m.Answer) != 1 {
-			return fmt.Errorf("answer %v", m.Answer)
-		}
-		return nil
-	})
-	if strings.Contains(logs.String(), "compacted") {
-		t.Errorf("the watch asked for compacted revisions:\n%s", logs.String())
-	}
-}
-
 // revisionView is a view whose global addresses were written at rev.
-type revisionView struct{ rev int64 }
+type revisionView struct{ state *view.State }
 
-func (v revisionView) Withholds(dns.RR) bool              { return false }
-func (v revisionView) Subscribe(func()) func()            { return func() {} }
-func (v revisionView) Revision() int64                    { return v.rev }
-func (v revisionView) Withhold([]string) (undo func())    { return func() {} }
-func (v revisionView) Withheld(context.Context, []dns.RR) {}
+func (v revisionView) Current() *view.State             { return v.state }
+func (v revisionView) Subscribe(func()) func()          { return func() {} }
+func (v revisionView) Serve([]string) (undo func())     { return func() {} }
+func (v revisionView) Judged(context.Context, []dns.RR) {}
 
 // TestRejudgeMovesSerial changes the view's global addresses, written at a
 // revision before the zone's last change: the serial moves all the same, so
 // that the secondaries transfer the zone with the new addresses.
 func TestRejudgeMovesSerial(t *testing.T) {
 	x := &EtcdZone{apex: testApex}
-	z := &zone{name: "example.com.", server: "dns://test/" + t.Name(), serialMoved: make(chan struct{}, 1), serial: serial{rev: 100}}
-	z.data = newData(z.name, x.apex.soa(z.name, z.serial.value()), x.apex.nsSet(z.name, x.apex.ns), nil)
+	z := &hosted{name: "example.com.", server: "dns://test/" + t.Name(), serialMoved: make(chan struct{}, 1), serial: zone.Serial{}.At(100), journal: zone.NewJournal(0, 0)}
+	z.config = &zone.Zone{Name: z.name, Apex: &x.apex}
+	z.idx = zone.NewIndex(nil)
 	for _, rev := range []int64{50, 50, 150} {
-		x.view = revisionView{rev}
+		x.view = revisionView{&view.State{Revision: rev, Show: func(rrs []dns.RR) []dns.RR { return rrs }}}
 		before := z.serial
 		x.rejudge(z)
-		if !newer(z.serial.value(), before.value()) {
-			t.Errorf("addresses of revision %d: serial %d after %d", rev, z.serial.value(), before.value())
+		if !zone.Newer(z.serial.Value(), before.Value()) {
+			t.Errorf("addresses of revision %d: serial %d after %d", rev, z.serial.Value(), before.Value())
 		}
 	}
-	if want := (serial{rev: 150}).value(); z.serial.value() != want {
-		t.Errorf("serial %d, want %d, that of the addresses' revision", z.serial.value(), want)
+	if want := (zone.Serial{}.At(150)).Value(); z.serial.Value() != want {
+		t.Errorf("serial %d, want %d, that of the addresses' revision", z.serial.Value(), want)
 	}
 }
 
@@ -592,10 +488,10 @@ func TestInnerZone(t *testing.T) {
 	var done sync.WaitGroup
 	for _, z := range zones {
 		done.Add(1)
-		go func() { defer done.Done(); x.follow(ctx, z) }()
+		go func() { defer done.Done(); etcdtree.Follow(ctx, x.treeConfig(z), follower{x, z}) }()
 	}
 	t.Cleanup(func() { cancel(); done.Wait() })
-	eventually(t, "the zones loaded", func() error {
+	poll.Until(t, 10*time.Second, "the zones loaded", func() error {
 		if !x.Ready() {
 			return errors.New("not loaded")
 		}

@@ -1,8 +1,11 @@
 package etcdzone
 
 import (
+	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
 )
 
 // placeFixed puts the records the Corefile adds into the zones they lie in:
@@ -11,13 +14,14 @@ import (
 // of the zone or of a delegation, inside a zone, and that every name server
 // inside the subdomain it serves has glue, without which no resolver could
 // reach it; and that the names of update_allow lie in the zones.
-func (x *EtcdZone) placeFixed(zones []*zone) error {
+func (x *EtcdZone) placeFixed(zones []*hosted) error {
 	for _, d := range x.delegations {
 		z := deepest(zones, d.name)
 		if z == nil || z.name == d.name {
 			return x.errorf(d.where, "%q: a delegation must lie below one of the zones %v", d.name, zoneNames(zones))
 		}
-		z.fixed["delegate "+d.name] = x.apex.nsSet(d.name, d.ns)
+		z.fixed["delegate "+d.name] = x.apex.NSSet(d.name, d.ns)
+		z.config.Cuts = append(z.config.Cuts, d.name)
 		for _, ns := range d.ns {
 			if inZone(ns, d.name) && !slices.ContainsFunc(x.glue, func(g glue) bool { return g.name == ns }) {
 				return x.errorf(d.where, "%q lies inside %s: give its address with glue", ns, d.name)
@@ -32,11 +36,11 @@ func (x *EtcdZone) placeFixed(zones []*zone) error {
 		case !x.namesServer(g.name):
 			return x.errorf(g.where, "%q is no name server of ns or of a delegation", g.name)
 		}
-		z.fixed["glue "+g.name] = x.apex.addressRecords(g.name, g.addrs)
+		z.fixed["glue "+g.name] = x.apex.AddressRecords(g.name, g.addrs)
 	}
 	for _, r := range x.rules {
-		if name := strings.TrimPrefix(r.name, "*."); name != "@" && name != "*" && name != challengeLabel+"*" && deepest(zones, name) == nil {
-			return x.errorf(r.where, "%q: update_allow's name must lie in one of the zones %v", r.name, zoneNames(zones))
+		if name := strings.TrimPrefix(r.Name, "*."); name != "@" && name != "*" && name != update.ChallengeLabel+"*" && deepest(zones, name) == nil {
+			return x.errorf(r.Where, "%q: update_allow's name must lie in one of the zones %v", r.Name, zoneNames(zones))
 		}
 	}
 	return nil
@@ -45,17 +49,32 @@ func (x *EtcdZone) placeFixed(zones []*zone) error {
 // namesServer reports whether the Corefile names name as a name server: in
 // ns or in a delegation.
 func (x *EtcdZone) namesServer(name string) bool {
-	if slices.Contains(x.apex.ns, name) {
+	if slices.Contains(x.apex.NS, name) {
 		return true
 	}
 	return slices.ContainsFunc(x.delegations, func(d delegation) bool { return slices.Contains(d.ns, name) })
 }
 
 // zoneNames returns the names of zones.
-func zoneNames(zones []*zone) []string {
+func zoneNames(zones []*hosted) []string {
 	names := make([]string, len(zones))
 	for i, z := range zones {
 		names[i] = z.name
 	}
 	return names
+}
+
+// delegation is a subdomain the Corefile delegates to other name servers.
+type delegation struct {
+	name string   // the zone cut, lower case and fully qualified
+	ns   []string // its name servers
+	// where is the Corefile's file and line, for start-up errors.
+	where string
+}
+
+// glue is the address of a name server inside the zone, from the Corefile.
+type glue struct {
+	name  string
+	addrs []netip.Addr
+	where string
 }

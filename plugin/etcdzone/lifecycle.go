@@ -14,6 +14,9 @@ import (
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/plugin/tsig"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 )
@@ -34,11 +37,11 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		return x.errorf(x.where, "no etcd plugin in this server block")
 	}
 	x.xfr, _ = cfg.Handler("transfer").(*transfer.Transfer)
-	if x.xfr != nil && len(x.apex.ns) == 0 {
+	if x.xfr != nil && len(x.apex.NS) == 0 {
 		return x.errorf(x.where, "no ns given: secondaries refuse a zone without NS records")
 	}
 	if _, ok := cfg.Handler("tsig").(*tsig.TSIGServer); len(x.rules) > 0 && !ok {
-		return x.errorf(x.rules[0].where, "update needs the tsig plugin in this server block: it checks the UPDATEs' signatures")
+		return x.errorf(x.rules[0].Where, "update needs the tsig plugin in this server block: it checks the UPDATEs' signatures")
 	}
 	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
 	zones, err := x.newZones(server)
@@ -48,29 +51,29 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup
-	unsubscribe, unwithhold := func() {}, func() {}
-	if x.view, _ = cfg.Handler("globaladdr").(view); x.view != nil {
+	unsubscribe, unserve := func() {}, func() {}
+	if x.view = view.Of(cfg.Handlers()); x.view != nil {
 		unsubscribe = x.view.Subscribe(func() {
 			for _, z := range zones {
 				signal(z.rejudge)
 			}
 		})
-		unwithhold = x.view.Withhold(zoneNames(zones))
+		unserve = x.view.Serve(zoneNames(zones))
 	}
 	x.mu.Lock()
 	x.zones = zones
 	x.mu.Unlock()
 	for _, z := range zones {
-		loaded.WithLabelValues(z.server, z.name).Set(0)
+		loadedGauge.WithLabelValues(z.server, z.name).Set(0)
 		done.Add(1)
-		go func() { defer done.Done(); x.follow(ctx, z) }()
+		go func() { defer done.Done(); etcdtree.Follow(ctx, x.treeConfig(z), follower{x, z}) }()
 		if x.xfr != nil {
 			done.Add(1)
 			go func() { defer done.Done(); x.announce(ctx, z) }()
 		}
 	}
 	x.stop = func() {
-		unwithhold()
+		unserve()
 		unsubscribe()
 		cancel()
 		done.Wait()
@@ -81,21 +84,23 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 
 // newZones returns the zones x serves on server: those the Corefile names,
 // or else the etcd plugin's, each with what the Corefile adds to it.
-func (x *EtcdZone) newZones(server string) ([]*zone, error) {
+func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 	names := x.zoneNames
 	if len(names) == 0 {
 		names = x.etcd.Zones
 	}
-	var zones []*zone
+	var zones []*hosted
 	for _, name := range names {
 		if plugin.Zones(x.etcd.Zones).Matches(name) == "" {
 			return nil, x.errorf(x.where, "zone %s is not one of the etcd plugin's zones %v", name, x.etcd.Zones)
 		}
-		zones = append(zones, &zone{
+		zones = append(zones, &hosted{
 			name:        name,
-			key:         msg.Path(name, x.etcd.PathPrefix),
+			keys:        etcdtree.Keys{Key: msg.Path(name, x.etcd.PathPrefix)},
 			server:      server,
 			fixed:       map[string][]dns.RR{},
+			journal:     zone.NewJournal(x.journalRecords, x.journalBytes),
+			config:      &zone.Zone{Name: name, Apex: &x.apex, Upstream: chaser{x}},
 			serialMoved: make(chan struct{}, 1),
 			rejudge:     make(chan struct{}, 1),
 		})
@@ -103,7 +108,7 @@ func (x *EtcdZone) newZones(server string) ([]*zone, error) {
 	for _, z := range zones {
 		for _, inner := range zones {
 			if inner != z && inZone(inner.name, z.name) {
-				z.inner = append(z.inner, inner)
+				z.keys.Inner = append(z.keys.Inner, inner.keys.Key)
 			}
 		}
 	}
@@ -111,6 +116,23 @@ func (x *EtcdZone) newZones(server string) ([]*zone, error) {
 		return nil, err
 	}
 	return zones, nil
+}
+
+// treeConfig returns what following z's keys in etcd needs.
+func (x *EtcdZone) treeConfig(z *hosted) etcdtree.Config {
+	return etcdtree.Config{
+		Client: x.etcd.Client,
+		Keys:   z.keys,
+		Name:   z.name,
+		// The watch has a gRPC stream of its own (etcd's client shares
+		// one among the watches of the same metadata): etcd reports
+		// progress on a stream only once every watch on it has caught
+		// up, and the block's other watches (globaladdr's from etcd)
+		// must not hold that back.
+		Stream:  z.server + " " + z.name,
+		Errors:  etcdErrors.WithLabelValues(z.server, z.name),
+		Rejudge: z.rejudge,
+	}
 }
 
 // waitLoaded waits until every zone is loaded, or for d.

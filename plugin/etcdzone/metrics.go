@@ -9,14 +9,14 @@ import (
 
 // The metrics of each zone, labelled with the server block and the zone.
 var (
-	loaded = promauto.NewGaugeVec(prometheus.GaugeOpts{
+	loadedGauge = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "loaded",
 		Help:      "0 from start-up until the zone is loaded from etcd (its queries get SERVFAIL meanwhile), then 1.",
 	}, []string{"server", "zone"})
 
-	records = promauto.NewGaugeVec(prometheus.GaugeOpts{
+	recordsGauge = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "records",
@@ -50,6 +50,13 @@ var (
 		Name:      "transferred_serial",
 		Help:      "The serial of the zone the last transfer (AXFR, or IXFR up to date or not) was answered with; behind coredns_etcdzone_serial while the secondaries have not fetched the zone.",
 	}, []string{"server", "zone"})
+
+	transfers = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "transfers_total",
+		Help:      "Counter of transfers of the zone that sent records, by type: axfr (the whole zone), or ixfr (the changes since the secondary's serial, from the journal).",
+	}, []string{"server", "zone", "type"})
 
 	transferErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: plugin.Namespace,

@@ -11,7 +11,7 @@ import (
 // serial moved, from the first load on. The moves within a second of the
 // last NOTIFY wait for the next one, together: a burst of writes gives two
 // NOTIFYs, not one per write.
-func (x *EtcdZone) announce(ctx context.Context, z *zone) {
+func (x *EtcdZone) announce(ctx context.Context, z *hosted) {
 	var last time.Time
 	for {
 		select {
@@ -27,10 +27,7 @@ func (x *EtcdZone) announce(ctx context.Context, z *zone) {
 		default:
 		}
 		last = time.Now()
-		x.mu.RLock()
-		serial := z.serial.value()
-		x.mu.RUnlock()
-		log.Infof("zone %s: serial %d; notifying the secondaries", z.name, serial)
+		log.Infof("zone %s: serial %d; notifying the secondaries", z.name, z.current.Load().Serial.Value())
 		if err := x.xfr.Notify(z.name); err != nil {
 			log.Warningf("zone %s: %v", z.name, err)
 			notifyErrors.WithLabelValues(z.server, z.name).Inc()

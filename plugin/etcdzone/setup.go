@@ -11,6 +11,7 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 
 	"github.com/miekg/dns"
 )
@@ -42,13 +43,13 @@ func setup(c *caddy.Controller) error {
 
 // parse reads the etcdzone directive of one server block.
 func parse(c *caddy.Controller) (*EtcdZone, error) {
-	x := &EtcdZone{apex: apex{
-		ttl:     3600,
-		refresh: 3600,
-		retry:   600,
-		expire:  1209600,
-		minimum: 300,
-	}, updateLease: defaultUpdateLease}
+	x := &EtcdZone{apex: zone.Apex{
+		TTL:     3600,
+		Refresh: 3600,
+		Retry:   600,
+		Expire:  1209600,
+		Minimum: 300,
+	}, updateLease: defaultUpdateLease, journalRecords: defaultJournalRecords, journalBytes: defaultJournalBytes}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
 			return nil, c.Errf("%s is given twice in this server block", pluginName)
@@ -77,35 +78,72 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 		if names, err = parseNames(c, args); err == nil && len(names) == 0 {
 			err = c.ArgErr()
 		}
-		x.apex.ns = append(x.apex.ns, names...)
+		x.apex.NS = append(x.apex.NS, names...)
 	case "mname":
-		x.apex.mname, err = parseName(c, args)
+		x.apex.MName, err = parseName(c, args)
 	case "rname":
-		x.apex.rname, err = parseName(c, args)
+		x.apex.RName, err = parseName(c, args)
 	case "ttl":
-		x.apex.ttl, err = parseSeconds(c, property, args, 0)
+		x.apex.TTL, err = parseSeconds(c, property, args, 0)
 	case "refresh":
-		x.apex.refresh, err = parseSeconds(c, property, args, 1)
+		x.apex.Refresh, err = parseSeconds(c, property, args, 1)
 	case "retry":
-		x.apex.retry, err = parseSeconds(c, property, args, 1)
+		x.apex.Retry, err = parseSeconds(c, property, args, 1)
 	case "expire":
-		x.apex.expire, err = parseSeconds(c, property, args, 1)
+		x.apex.Expire, err = parseSeconds(c, property, args, 1)
 	case "minimum":
-		x.apex.minimum, err = parseSeconds(c, property, args, 0)
+		x.apex.Minimum, err = parseSeconds(c, property, args, 0)
 	case "delegate":
 		err = x.parseDelegate(c, args)
 	case "glue":
 		err = x.parseGlue(c, args)
 	case "update":
-		err = x.parseUpdate(c, args)
+		err = x.parseUpdateKeys(c, args)
 	case "update_allow":
 		err = x.parseUpdateAllow(c, args)
 	case "update_lease":
 		x.updateLease, err = parseLease(c, args)
+	case "journal":
+		x.journalRecords, x.journalBytes, err = parseJournal(c, args)
 	default:
 		err = c.Errf("unknown property %q", property)
 	}
 	return err
+}
+
+// The journal's default bounds: room for the changes of a busy day of a
+// cluster, far below a zone of 30,000 hosts.
+const (
+	defaultJournalRecords = 10000
+	defaultJournalBytes   = 4 << 20
+)
+
+// parseJournal reads "journal RECORDS [BYTES]": at most RECORDS records and
+// BYTES bytes (a number, or one with the suffix KiB or MiB) of changes; 0
+// keeps none (every IXFR gets the whole zone).
+func parseJournal(c *caddy.Controller, args []string) (records, bytes int, err error) {
+	if len(args) < 1 || len(args) > 2 {
+		return 0, 0, c.ArgErr()
+	}
+	records, err = strconv.Atoi(args[0])
+	if err != nil || records < 0 {
+		return 0, 0, c.Errf("journal %q is not a number of records", args[0])
+	}
+	bytes = defaultJournalBytes
+	if len(args) == 2 {
+		number, unit := args[1], 1
+		for suffix, u := range map[string]int{"KiB": 1 << 10, "MiB": 1 << 20} {
+			if n, ok := strings.CutSuffix(args[1], suffix); ok {
+				number, unit = n, u
+			}
+		}
+		n, err := strconv.Atoi(number)
+		if err != nil || n < 0 || n > 1<<30/unit {
+			return 0, 0, c.Errf("journal %q is not a number of bytes (with KiB or MiB) up to 1024MiB", args[1])
+		}
+		bytes = n * unit
+	}
+	return records, bytes, nil
 }
 
 // parseDelegate reads "delegate NAME NS...".

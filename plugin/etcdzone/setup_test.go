@@ -5,6 +5,7 @@ import (
 
 	"github.com/coredns/caddy"
 	"github.com/globaladdr/globaladdr/internal/setuptest"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 )
 
 func TestSetup(t *testing.T) {
@@ -61,12 +62,12 @@ func TestParseDefaults(t *testing.T) {
 	if len(x.zoneNames) != 0 {
 		t.Errorf("zones %v, want none given (the etcd plugin's)", x.zoneNames)
 	}
-	soa := x.apex.soa("example.com.", 7)
+	soa := x.apex.SOA("example.com.", 7)
 	want := "example.com.\t3600\tIN\tSOA\tns1.example.net. hostmaster.example.com. 7 3600 600 1209600 300"
 	if soa.String() != want {
 		t.Errorf("SOA\n%s\nwant\n%s", soa, want)
 	}
-	if (&apex{}).soa("example.com.", 1).Ns != "example.com." {
+	if (&zone.Apex{}).SOA("example.com.", 1).Ns != "example.com." {
 		t.Error("without ns, MNAME is the zone's name")
 	}
 }

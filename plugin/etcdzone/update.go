@@ -8,24 +8,19 @@ import (
 
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/tsig"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
 
 	"github.com/miekg/dns"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// updateAttempts bounds how often an UPDATE is tried again when the names it
-// read changed before it could write them.
-const updateAttempts = 3
-
-// errChanged ends an attempt whose names changed in etcd meanwhile.
-var errChanged = errors.New("the names changed meanwhile")
-
 // serveUpdate answers r, an RFC 2136 UPDATE for zone z, and writes its
 // changes into etcd, all or nothing, when the block's rules let the TSIG key
 // it was signed with make them (the tsig plugin checked the signature) and
 // its prerequisites hold.
-func (x *EtcdZone) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, z *zone) (int, error) {
-	rcode, result := x.update(ctx, r, z)
+func (x *EtcdZone) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, z *hosted) (int, error) {
+	rcode, result := x.takeUpdate(ctx, r, z)
 	updates.WithLabelValues(z.server, z.name, result).Inc()
 	m := new(dns.Msg)
 	m.SetRcode(r, rcode)
@@ -33,9 +28,9 @@ func (x *EtcdZone) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns
 	return dns.RcodeSuccess, nil
 }
 
-// update checks and applies r, and returns the rcode of the answer and the
-// result the metric counts.
-func (x *EtcdZone) update(ctx context.Context, r *dns.Msg, z *zone) (rcode int, result string) {
+// takeUpdate checks and applies r, and returns the rcode of the answer and
+// the result the metric counts.
+func (x *EtcdZone) takeUpdate(ctx context.Context, r *dns.Msg, z *hosted) (rcode int, result string) {
 	key, signed := tsig.ValidatedKeyName(ctx)
 	switch {
 	case len(x.rules) == 0:
@@ -44,7 +39,7 @@ func (x *EtcdZone) update(ctx context.Context, r *dns.Msg, z *zone) (rcode int, 
 		log.Debugf("zone %s: unsigned UPDATE refused", z.name)
 		return dns.RcodeRefused, "unsigned"
 	}
-	u, rcode := parseUpdate(r, func(name string) string {
+	u, rcode := update.Parse(r, func(name string) string {
 		if zz := x.zoneOf(name); zz != nil {
 			return zz.name
 		}
@@ -57,33 +52,26 @@ func (x *EtcdZone) update(ctx context.Context, r *dns.Msg, z *zone) (rcode int, 
 	default:
 		return rcode, "malformed"
 	}
-	lease := make([]bool, len(u.changes))
-	for i, c := range u.changes {
-		rule, ok := permitting(x.rules, key, u.zone, c.name, c.rrtype)
-		if !ok {
-			log.Infof("zone %s: UPDATE of %s %s with key %s refused: no rule lets it", z.name, c.name, dns.TypeToString[c.rrtype], key)
-			return dns.RcodeRefused, "denied"
-		}
-		lease[i] = rule.lease
+	lease, denied, ok := u.Permitted(x.rules, key)
+	if !ok {
+		log.Infof("zone %s: UPDATE of %s with key %s refused: no rule lets it", z.name, denied, key)
+		return dns.RcodeRefused, "denied"
 	}
-	for range updateAttempts {
-		rcode, err := x.applyUpdate(ctx, z, u, lease)
-		switch {
-		case errors.Is(err, errChanged):
-			continue
-		case err != nil:
-			log.Warningf("zone %s: UPDATE with key %s failed: %v", z.name, key, err)
-			return dns.RcodeServerFailure, "error"
-		case rcode != dns.RcodeSuccess:
-			return rcode, resultOf(rcode)
-		}
-		for _, c := range u.changes {
-			log.Infof("zone %s: UPDATE with key %s: %s", z.name, key, describe(c))
-		}
-		return dns.RcodeSuccess, "applied"
+	rcode, err := update.Apply(ctx, store{x, z}, u, lease)
+	switch {
+	case errors.Is(err, update.ErrChanged):
+		log.Warningf("zone %s: UPDATE with key %s gave up: %v", z.name, key, err)
+		return rcode, "error"
+	case err != nil:
+		log.Warningf("zone %s: UPDATE with key %s failed: %v", z.name, key, err)
+		return rcode, "error"
+	case rcode != dns.RcodeSuccess:
+		return rcode, resultOf(rcode)
 	}
-	log.Warningf("zone %s: UPDATE with key %s gave up: %v", z.name, key, errChanged)
-	return dns.RcodeServerFailure, "error"
+	for _, c := range u.Changes() {
+		log.Infof("zone %s: UPDATE with key %s: %s", z.name, key, c)
+	}
+	return dns.RcodeSuccess, "applied"
 }
 
 // resultOf names the metric's result of an UPDATE answered rcode.
@@ -97,90 +85,37 @@ func resultOf(rcode int) string {
 	return "prerequisite"
 }
 
-// applyUpdate reads the names u reads or writes, at one etcd revision,
-// checks u's prerequisites against them, and writes u's changes in one etcd
-// transaction that succeeds only if none of those names changed since. The
-// records written under a rule with a lease (lease[i] for u.changes[i]) get
-// the block's update lease. errChanged says to try again.
-func (x *EtcdZone) applyUpdate(ctx context.Context, z *zone, u *update, lease []bool) (int, error) {
-	n, reads, err := x.readNames(ctx, z, u)
-	if err != nil {
-		return 0, err
-	}
-	for _, p := range u.prereqs {
-		if rcode := n.holds(p); rcode != dns.RcodeSuccess {
-			return rcode, nil
-		}
-	}
-	before := map[string]bool{}
-	for _, e := range n.entries {
-		before[e.key] = true
-	}
-	for i, c := range u.changes {
-		if rcode := n.change(c, msg.Path(c.name, x.etcd.PathPrefix), lease[i]); rcode != dns.RcodeSuccess {
-			return rcode, nil
-		}
-	}
-	puts, deletes := writes(n, before)
-	if len(puts)+len(deletes) == 0 {
-		return dns.RcodeSuccess, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, etcdTimeout)
-	defer cancel()
-	var leaseID clientv3.LeaseID
-	ops := make([]clientv3.Op, 0, len(puts)+len(deletes))
-	for _, e := range puts {
-		var opts []clientv3.OpOption
-		if e.lease {
-			if leaseID == 0 {
-				grant, err := x.etcd.Client.Grant(ctx, int64(x.updateLease/time.Second))
-				if err != nil {
-					return 0, fmt.Errorf("granting a lease: %w", err)
-				}
-				leaseID = grant.ID
-			}
-			opts = append(opts, clientv3.WithLease(leaseID))
-		}
-		ops = append(ops, clientv3.OpPut(e.key, string(e.value), opts...))
-	}
-	for _, key := range deletes {
-		ops = append(ops, clientv3.OpDelete(key))
-	}
-	resp, err := x.etcd.Client.Txn(ctx).If(reads...).Then(ops...).Commit()
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("writing: %w", err)
-	case !resp.Succeeded:
-		if leaseID != 0 {
-			_, _ = x.etcd.Client.Revoke(ctx, leaseID) // it would end by itself too
-		}
-		return 0, errChanged
-	}
-	return dns.RcodeSuccess, nil
+// store is etcd as the store of zone z's UPDATEs.
+type store struct {
+	x *EtcdZone
+	z *hosted
 }
 
-// readNames reads the etcd keys of every name u reads or writes (each
-// name's key range, names below it included), all at one revision, and
-// returns their records and the comparisons that hold while none of them
-// changes.
-func (x *EtcdZone) readNames(ctx context.Context, z *zone, u *update) (*names, []clientv3.Cmp, error) {
-	ctx, cancel := context.WithTimeout(ctx, etcdTimeout)
+// Path implements update.Store.
+func (s store) Path(name string) string { return msg.Path(name, s.x.etcd.PathPrefix) }
+
+// Read implements update.Store: it reads the etcd keys of every name (each
+// name's key range, names below it included), all at one revision. Its
+// commit writes in one etcd transaction that succeeds only if none of those
+// keys changed since.
+func (s store) Read(ctx context.Context, names []string) ([]*update.Entry, update.Commit, error) {
+	rctx, cancel := context.WithTimeout(ctx, etcdtree.Timeout)
 	defer cancel()
 	var (
-		n     = &names{}
-		reads []clientv3.Cmp
-		rev   int64
-		seen  = map[string]bool{}
+		entries []*update.Entry
+		reads   []clientv3.Cmp
+		rev     int64
+		seen    = map[string]bool{}
 	)
-	read := func(name string) error {
+	for _, name := range names {
 		if seen[name] {
-			return nil
+			continue
 		}
 		seen[name] = true
-		path := msg.Path(name, x.etcd.PathPrefix)
-		resp, err := x.etcd.Client.Get(ctx, path, clientv3.WithRange(path+"0"), clientv3.WithRev(rev))
+		path := s.Path(name)
+		resp, err := s.x.etcd.Client.Get(rctx, path, clientv3.WithRange(path+"0"), clientv3.WithRev(rev))
 		if err != nil {
-			return fmt.Errorf("reading %s: %w", name, err)
+			return nil, nil, fmt.Errorf("reading %s: %w", name, err)
 		}
 		if rev == 0 {
 			// etcd's header gives its current revision, also for a read
@@ -189,52 +124,50 @@ func (x *EtcdZone) readNames(ctx context.Context, z *zone, u *update) (*names, [
 		}
 		reads = append(reads, clientv3.Compare(clientv3.ModRevision(path).WithRange(path+"0"), "<", rev+1))
 		for _, kv := range resp.Kvs {
-			owner, rrs, err := x.records(z, kv)
+			owner, rrs, err := s.x.decode(s.z, kv)
 			if err != nil || owner != name {
 				continue
 			}
-			n.entries = append(n.entries, &entry{key: string(kv.Key), owner: owner, rrs: rrs})
+			entries = append(entries, &update.Entry{Key: string(kv.Key), Owner: owner, RRs: rrs})
 			reads = append(reads, clientv3.Compare(clientv3.Version(string(kv.Key)), "=", kv.Version))
 		}
-		return nil
 	}
-	for _, p := range u.prereqs {
-		if err := read(p.name); err != nil {
-			return nil, nil, err
-		}
-	}
-	for _, c := range u.changes {
-		if err := read(c.name); err != nil {
-			return nil, nil, err
-		}
-	}
-	return n, reads, nil
+	return entries, func(ctx context.Context, puts []*update.Entry, deletes []string) (bool, error) {
+		return s.commit(ctx, reads, puts, deletes)
+	}, nil
 }
 
-// writes returns what makes the keys of n's names what n holds now, given
-// the keys before: the entries to put (those an UPDATE wrote) and the keys
-// to delete.
-func writes(n *names, before map[string]bool) (puts []*entry, deletes []string) {
-	now := map[string]bool{}
-	for _, e := range n.entries {
-		now[e.key] = true
-		if e.value != nil {
-			puts = append(puts, e)
+// commit writes puts and deletes if reads hold, in one etcd transaction;
+// the puts with a lease get one of the block's update lease.
+func (s store) commit(ctx context.Context, reads []clientv3.Cmp, puts []*update.Entry, deletes []string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, etcdtree.Timeout)
+	defer cancel()
+	cli := s.x.etcd.Client
+	var leaseID clientv3.LeaseID
+	ops := make([]clientv3.Op, 0, len(puts)+len(deletes))
+	for _, e := range puts {
+		var opts []clientv3.OpOption
+		if e.Lease {
+			if leaseID == 0 {
+				grant, err := cli.Grant(ctx, int64(s.x.updateLease/time.Second))
+				if err != nil {
+					return false, fmt.Errorf("granting a lease: %w", err)
+				}
+				leaseID = grant.ID
+			}
+			opts = append(opts, clientv3.WithLease(leaseID))
 		}
+		ops = append(ops, clientv3.OpPut(e.Key, string(e.Value), opts...))
 	}
-	for key := range before {
-		if !now[key] {
-			deletes = append(deletes, key)
-		}
+	for _, key := range deletes {
+		ops = append(ops, clientv3.OpDelete(key))
 	}
-	return puts, deletes
-}
-
-// describe says what c does, for the log.
-func describe(c change) string {
-	data := ""
-	if c.rr != nil && c.op != opDeleteRRset && c.op != opDeleteName {
-		data = " " + c.rr.String()
+	resp, err := cli.Txn(ctx).If(reads...).Then(ops...).Commit()
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("writing: %w", err)
+	case !resp.Succeeded && leaseID != 0:
+		_, _ = cli.Revoke(ctx, leaseID) // it would end by itself too
 	}
-	return [...]string{"add", "delete RRset", "delete name", "delete"}[c.op] + " " + c.name + " " + dns.TypeToString[c.rrtype] + data
+	return resp.Succeeded, nil
 }

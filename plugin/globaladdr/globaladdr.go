@@ -15,6 +15,7 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/nonwriter"
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
+	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 )
@@ -28,14 +29,14 @@ type GlobalAddr struct {
 	policy *policy
 	// addrs holds the current global addresses; nil until they are known.
 	addrs atomic.Pointer[globals]
-	// revision is Revision's.
-	revision atomic.Int64
+	// state is the view at addrs (Current); nil until they are known.
+	state atomic.Pointer[view.State]
 	// sources keeps addrs up to date from the from sources; nil when the
 	// Corefile gives the addresses.
 	sources *source.Set
-	// withheld holds the zones whose backend withholds (Withhold); nil
-	// while none does.
-	withheld atomic.Pointer[[]string]
+	// served holds the zones a backend answers as the view shows them
+	// (Serve); nil while none does.
+	served atomic.Pointer[map[string]bool]
 }
 
 // Name implements plugin.Handler.
@@ -45,19 +46,23 @@ func (g *GlobalAddr) Name() string { return pluginName }
 // global addresses.
 func (g *GlobalAddr) Ready() bool { return g.addrs.Load() != nil }
 
-// ServeDNS implements plugin.Handler. A hidden name is answered NXDOMAIN at
-// once, unless its zone's backend withholds (Withhold); everything else goes
-// down the chain, and its reply is rewritten on its way up.
+// ServeDNS implements plugin.Handler. A question for a zone that a backend
+// answers as the view shows it (Serve) goes down the chain, and its reply
+// up, untouched (a query for a hidden name counts: the backend's zone
+// answers it as a name it does not hold). Otherwise, a hidden name is answered NXDOMAIN at once;
+// everything else goes down the chain, and its reply is rewritten on its
+// way up.
 func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	rw := &ResponseWriter{ResponseWriter: w, g: g, ctx: ctx, req: r}
-	if len(r.Question) == 1 && g.policy.hidden(r.Question[0].Name) {
-		if !g.withholds(r.Question[0].Name) {
-			return g.hiddenName(ctx, w, r)
+	if g.passes(r) {
+		if g.policy.hidden(r.Question[0].Name) {
+			(&tally{hidden: 1}).report(ctx)
 		}
-		// The zone below answers it, as a name it does not hold.
-		(&tally{hidden: 1}).report(ctx)
-		rw.asked = r.Question[0].Name
+		return plugin.NextOrFailure(g.Name(), g.Next, ctx, w, r)
 	}
+	if len(r.Question) == 1 && g.policy.hidden(r.Question[0].Name) {
+		return g.hiddenName(ctx, w, r)
+	}
+	rw := &ResponseWriter{ResponseWriter: w, g: g, ctx: ctx, req: r}
 	rcode, err := plugin.NextOrFailure(g.Name(), g.Next, ctx, rw, r)
 	if rw.given > 0 {
 		// The transfer plugin's own log line counts the records it was

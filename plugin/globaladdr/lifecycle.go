@@ -7,6 +7,9 @@ import (
 	"github.com/coredns/coredns/plugin/etcd"
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
+	"github.com/globaladdr/globaladdr/plugin/view"
+
+	"github.com/miekg/dns"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -25,9 +28,7 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	}
 	return g.sources.Start(servers, etcdPluginClient(cfg), func(v source.Value) {
 		addrs := newGlobals(v.Addrs)
-		// The addresses first: whoever reads the new revision finds them.
-		g.addrs.Store(addrs)
-		g.revision.Store(v.Revision)
+		g.use(addrs, v.Revision)
 		setAddressCount(servers, addrs)
 	})
 }
@@ -39,10 +40,16 @@ const dynamicPrimary = "the global address comes from a from source, and this bl
 	"if it is a hidden primary, its secondaries keep fetching from its old address and refuse NOTIFY from a new one; " +
 	"give it an address they can keep (static, a tunnel, a stable IPv6 address) or let the external view answer directly"
 
-// Revision returns the etcd revision at which the global addresses in use
-// were written (source.Value.Revision): 0 when they come from the Corefile
-// or from a file, or are not known yet.
-func (g *GlobalAddr) Revision() int64 { return g.revision.Load() }
+// use makes addrs, written in etcd at revision rev (0: not from etcd), the
+// global addresses in use, and the view's state at them Current's.
+func (g *GlobalAddr) use(addrs *globals, rev int64) {
+	g.addrs.Store(addrs)
+	g.state.Store(&view.State{Revision: rev, Show: func(rrs []dns.RR) []dns.RR {
+		var t tally
+		out, _ := g.policy.section(rrs, g.policy.firstChange(rrs), addrs, &t) // addrs is known: no error
+		return out
+	}})
+}
 
 // stop is globaladdr's OnShutdown, also run for the old instance when the
 // Corefile is reloaded: it stops every source and closes what they opened.
@@ -53,8 +60,9 @@ func (g *GlobalAddr) stop() error {
 	return g.sources.Stop()
 }
 
-// Subscribe registers f to be called each time a from source delivered new
-// global addresses, or the same ones written again in etcd (Revision);
+// Subscribe implements view.View: it registers f to be called each time a
+// from source delivered new global addresses, or the same ones written again
+// in etcd (view.State.Revision);
 // addresses given in the Corefile never change while the server runs. f is
 // called after the new addresses are in use, on the goroutine of the source
 // that read them, so it must return at once: signal a channel, say. The

@@ -20,11 +20,6 @@ type policy struct {
 	// hide holds lower-case FQDNs.
 	hide         []string
 	keepRegistry bool
-	// asked is set, in a copy of the policy for one reply, to the
-	// question's name when it is hidden and its zone's backend withholds
-	// (GlobalAddr.Withhold): the records the backend gives for it are a
-	// wildcard's, or a challenge's, not the hidden name's own.
-	asked string
 }
 
 // action is what the external view does with one record.
@@ -45,7 +40,7 @@ const (
 // internal address it can do without, and removed when it holds one it
 // can't, or is an ownership record. It does not allocate.
 func (p *policy) judge(rr dns.RR) action {
-	if owner := rr.Header().Name; p.hidden(owner) && !strings.EqualFold(owner, p.asked) {
+	if p.hidden(rr.Header().Name) {
 		return dropHidden
 	}
 	var names [2]string

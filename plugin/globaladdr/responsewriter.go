@@ -15,9 +15,6 @@ type ResponseWriter struct {
 	g   *GlobalAddr
 	ctx context.Context
 	req *dns.Msg
-	// asked is the question's name when it is hidden and a backend that
-	// withholds answers it (policy.asked); "" otherwise.
-	asked string
 	// given and sent count the records of a zone transfer's envelopes:
 	// as the plugins below gave them, and as they left.
 	given, sent int
@@ -26,13 +23,7 @@ type ResponseWriter struct {
 // WriteMsg implements dns.ResponseWriter.
 func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 	var t tally
-	p := w.g.policy
-	if w.asked != "" {
-		asked := *p
-		asked.asked = w.asked
-		p = &asked
-	}
-	out, err := p.rewrite(res, w.g.addrs.Load(), &t)
+	out, err := w.g.policy.rewrite(res, w.g.addrs.Load(), &t)
 	if err != nil {
 		log.Debugf("%s: SERVFAIL: %v", questionName(w.req), err)
 		m := new(dns.Msg)
@@ -43,10 +34,36 @@ func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 	if isTransfer(w.req) {
 		w.given += len(res.Answer)
 		w.sent += len(out.Answer)
-	} else if out != res && emptied(res, out) {
+		return w.writeEnvelope(out)
+	}
+	if out != res && emptied(res, out) {
 		w.deny(out, allRegistry(res.Answer))
 	}
 	return w.ResponseWriter.WriteMsg(out)
+}
+
+// writeEnvelope writes m, an envelope of a zone transfer, as it is, or, when
+// the rewrite made it larger than a message can be (two global addresses
+// double every rewritten A record), as two envelopes with half its records
+// each, and so on: the envelopes are sized from the records sent.
+func (w *ResponseWriter) writeEnvelope(m *dns.Msg) error {
+	if len(m.Answer) < 2 || m.Len() <= dns.MaxMsgSize {
+		return w.ResponseWriter.WriteMsg(m)
+	}
+	half := len(m.Answer) / 2
+	for _, part := range [][]dns.RR{m.Answer[:half], m.Answer[half:]} {
+		e := *m
+		e.Answer = part
+		// Each envelope carries its own TSIG record, which the server's
+		// writer signs in turn, those after the first over the timers
+		// alone (RFC 8945, 5.3.1).
+		e.Extra = append([]dns.RR(nil), m.Extra...)
+		if err := w.writeEnvelope(&e); err != nil {
+			return err
+		}
+		w.ResponseWriter.TsigTimersOnly(true)
+	}
+	return nil
 }
 
 // Write implements dns.ResponseWriter. A reply handed over as bytes is

@@ -131,7 +131,7 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 	}
 	g := &GlobalAddr{policy: p, sources: set}
 	if set == nil {
-		g.addrs.Store(newGlobals(unique(addrs)))
+		g.use(newGlobals(unique(addrs)), 0)
 	}
 	return g, nil
 }

@@ -1,39 +1,39 @@
-package etcdzone
+package update
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"net"
 	"slices"
 	"strings"
+
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 
 	"github.com/miekg/dns"
 )
 
-// entry is one etcd key of the names an UPDATE reads: as stored, or as the
+// Entry is one etcd key of the names an UPDATE reads: as stored, or as the
 // UPDATE writes it.
-type entry struct {
-	key   string
-	owner string
-	rrs   []dns.RR
-	// value is what an UPDATE writes into the key, with an etcd lease when
-	// lease is set; nil for a key as stored.
-	value []byte
-	lease bool
+type Entry struct {
+	Key   string
+	Owner string
+	RRs   []dns.RR
+	// Value is what an UPDATE writes into the key, with the update's lease
+	// when Lease is set; nil for a key as stored.
+	Value []byte
+	Lease bool
 }
 
 // names are the records of the names an UPDATE reads or writes, by their
 // etcd keys, as they stand and as the UPDATE changes them.
 type names struct {
-	entries []*entry
+	entries []*Entry
 }
 
 // at returns the entries of name.
-func (n *names) at(name string) []*entry {
-	var out []*entry
+func (n *names) at(name string) []*Entry {
+	var out []*Entry
 	for _, e := range n.entries {
-		if e.owner == name {
+		if e.Owner == name {
 			out = append(out, e)
 		}
 	}
@@ -44,7 +44,7 @@ func (n *names) at(name string) []*entry {
 func (n *names) rrset(name string, t uint16) []dns.RR {
 	var out []dns.RR
 	for _, e := range n.at(name) {
-		for _, rr := range e.rrs {
+		for _, rr := range e.RRs {
 			if rr.Header().Rrtype == t {
 				out = append(out, rr)
 			}
@@ -102,25 +102,25 @@ func (n *names) change(c change, path string, lease bool) int {
 		if slices.ContainsFunc(n.rrset(c.name, c.rrtype), func(o dns.RR) bool { return dns.IsDuplicate(o, c.rr) }) {
 			return dns.RcodeSuccess // RFC 2136, 3.4.2.2: a duplicate is ignored
 		}
-		value, ok := storedValue(c.rr)
+		value, ok := zone.Encode(c.rr)
 		if !ok {
 			return dns.RcodeRefused
 		}
-		n.entries = append(n.entries, &entry{key: path + "/" + label(c.rr), owner: c.name, rrs: []dns.RR{c.rr}, value: value, lease: lease})
+		n.entries = append(n.entries, &Entry{Key: path + "/" + label(c.rr), Owner: c.name, RRs: []dns.RR{c.rr}, Value: value, Lease: lease})
 	case opDeleteName:
-		n.entries = slices.DeleteFunc(n.entries, func(e *entry) bool { return e.owner == c.name })
+		n.entries = slices.DeleteFunc(n.entries, func(e *Entry) bool { return e.Owner == c.name })
 	case opDeleteRRset, opDeleteRR:
 		goes := func(rr dns.RR) bool {
 			return rr.Header().Rrtype == c.rrtype && (c.op == opDeleteRRset || dns.IsDuplicate(rr, c.rr))
 		}
 		kept := n.entries[:0:0]
 		for _, e := range n.entries {
-			left := len(e.rrs)
-			if e.owner == c.name {
-				left = len(slices.DeleteFunc(slices.Clone(e.rrs), goes))
+			left := len(e.RRs)
+			if e.Owner == c.name {
+				left = len(slices.DeleteFunc(slices.Clone(e.RRs), goes))
 			}
 			switch {
-			case left == len(e.rrs):
+			case left == len(e.RRs):
 				kept = append(kept, e)
 			case left > 0:
 				return dns.RcodeRefused
@@ -138,34 +138,4 @@ func label(rr dns.RR) string {
 	data := strings.TrimPrefix(rr.String(), rr.Header().String())
 	sum := sha256.Sum256([]byte(dns.TypeToString[rr.Header().Rrtype] + " " + data))
 	return "u" + hex.EncodeToString(sum[:8])
-}
-
-// storedValue returns the SkyDNS value that holds rr, as external-dns writes
-// one (targetstrip 1: the key's last label is not part of the name), and
-// whether rr can be held: an A, AAAA or CNAME record, or a TXT record of one
-// string of under 255 bytes, as the etcd plugin reads it back.
-func storedValue(rr dns.RR) ([]byte, bool) {
-	s := struct {
-		Host        string `json:"host,omitempty"`
-		Text        string `json:"text,omitempty"`
-		TTL         uint32 `json:"ttl,omitempty"`
-		TargetStrip int    `json:"targetstrip"`
-	}{TTL: rr.Header().Ttl, TargetStrip: 1}
-	switch rr := rr.(type) {
-	case *dns.A:
-		s.Host = net.IP(rr.A).String()
-	case *dns.AAAA:
-		s.Host = net.IP(rr.AAAA).String()
-	case *dns.CNAME:
-		s.Host = strings.TrimSuffix(rr.Target, ".")
-	case *dns.TXT:
-		if len(rr.Txt) != 1 || len(rr.Txt[0]) == 0 || len(rr.Txt[0]) >= 255 {
-			return nil, false
-		}
-		s.Text = rr.Txt[0]
-	default:
-		return nil, false
-	}
-	value, err := json.Marshal(s)
-	return value, err == nil
 }

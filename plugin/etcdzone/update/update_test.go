@@ -1,4 +1,4 @@
-package etcdzone
+package update
 
 import (
 	"slices"
@@ -82,7 +82,7 @@ func TestParseUpdate(t *testing.T) {
 		{"a meta type", newUpdate("example.com.", nil, []string{"app.example.com. 60 IN ANY"}), dns.RcodeFormatError, 0, 0},
 		{"class CH", newUpdate("example.com.", nil, []string{`app.example.com. 60 CH TXT "t"`}), dns.RcodeFormatError, 0, 0},
 	} {
-		u, rcode := parseUpdate(wire(t, tc.msg), zoneOfExample)
+		u, rcode := Parse(wire(t, tc.msg), zoneOfExample)
 		if rcode != tc.rcode {
 			t.Errorf("%s: %s, want %s", tc.name, dns.RcodeToString[rcode], dns.RcodeToString[tc.rcode])
 			continue
@@ -93,24 +93,24 @@ func TestParseUpdate(t *testing.T) {
 	}
 	m := newUpdate("example.com.", nil, nil)
 	m.Question = nil
-	if _, rcode := parseUpdate(m, zoneOfExample); rcode != dns.RcodeFormatError {
+	if _, rcode := Parse(m, zoneOfExample); rcode != dns.RcodeFormatError {
 		t.Errorf("no zone section: %s", dns.RcodeToString[rcode])
 	}
 	big := newUpdate("example.com.", nil, nil)
 	for range maxUpdateRecords + 1 {
 		big.Ns = append(big.Ns, mustRR(challenge))
 	}
-	if _, rcode := parseUpdate(big, zoneOfExample); rcode != dns.RcodeRefused {
+	if _, rcode := Parse(big, zoneOfExample); rcode != dns.RcodeRefused {
 		t.Errorf("an oversized UPDATE: %s", dns.RcodeToString[rcode])
 	}
 }
 
 func TestRulePermits(t *testing.T) {
-	acme := challengeRule("k.", "")
-	wide := rule{key: "k.", name: "*.lab.example.com.", types: []uint16{dns.TypeA}}
-	all := rule{key: "k.", name: "*", types: updatable}
+	acme := ChallengeRule("k.", "")
+	wide := Rule{Key: "k.", Name: "*.lab.example.com.", Types: []uint16{dns.TypeA}}
+	all := Rule{Key: "k.", Name: "*", Types: Updatable}
 	for _, tc := range []struct {
-		r    rule
+		r    Rule
 		key  string
 		name string
 		t    uint16
@@ -129,13 +129,13 @@ func TestRulePermits(t *testing.T) {
 		{all, "k.", "example.com.", dns.TypeANY, true},
 		// A type given twice does not make up for one missing; one given
 		// beside * takes nothing away.
-		{rule{key: "k.", name: "*", types: []uint16{dns.TypeA, dns.TypeA, dns.TypeA, dns.TypeA}}, "k.", "example.com.", dns.TypeANY, false},
-		{rule{key: "k.", name: "*", types: append(slices.Clone(updatable), dns.TypeA)}, "k.", "example.com.", dns.TypeANY, true},
-		{rule{key: "k.", name: "@", types: updatable}, "k.", "example.com.", dns.TypeA, true},
-		{rule{key: "k.", name: "@", types: updatable}, "k.", "app.example.com.", dns.TypeA, false},
+		{Rule{Key: "k.", Name: "*", Types: []uint16{dns.TypeA, dns.TypeA, dns.TypeA, dns.TypeA}}, "k.", "example.com.", dns.TypeANY, false},
+		{Rule{Key: "k.", Name: "*", Types: append(slices.Clone(Updatable), dns.TypeA)}, "k.", "example.com.", dns.TypeANY, true},
+		{Rule{Key: "k.", Name: "@", Types: Updatable}, "k.", "example.com.", dns.TypeA, true},
+		{Rule{Key: "k.", Name: "@", Types: Updatable}, "k.", "app.example.com.", dns.TypeA, false},
 	} {
 		if got := tc.r.permits(tc.key, "example.com.", tc.name, tc.t); got != tc.want {
-			t.Errorf("%s %v permits %s %s %s: %v", tc.r.name, tc.r.types, tc.key, tc.name, dns.TypeToString[tc.t], got)
+			t.Errorf("%s %v permits %s %s %s: %v", tc.r.Name, tc.r.Types, tc.key, tc.name, dns.TypeToString[tc.t], got)
 		}
 	}
 }
@@ -145,10 +145,10 @@ func TestRulePermits(t *testing.T) {
 func TestNamesChange(t *testing.T) {
 	const name = "_acme-challenge.app.example.com."
 	stored := func() *names {
-		return &names{entries: []*entry{
-			{key: "/k/1", owner: name, rrs: []dns.RR{test.TXT(name + ` 60 IN TXT "one"`)}},
-			{key: "/k/2", owner: name, rrs: []dns.RR{test.TXT(name + ` 60 IN TXT "two"`)}},
-			{key: "/k/3", owner: "app.example.com.", rrs: []dns.RR{test.A("app.example.com. 60 IN A 192.168.0.51"), test.TXT(`app.example.com. 60 IN TXT "owner"`)}},
+		return &names{entries: []*Entry{
+			{Key: "/k/1", Owner: name, RRs: []dns.RR{test.TXT(name + ` 60 IN TXT "one"`)}},
+			{Key: "/k/2", Owner: name, RRs: []dns.RR{test.TXT(name + ` 60 IN TXT "two"`)}},
+			{Key: "/k/3", Owner: "app.example.com.", RRs: []dns.RR{test.A("app.example.com. 60 IN A 192.168.0.51"), test.TXT(`app.example.com. 60 IN TXT "owner"`)}},
 		}}
 	}
 	texts := func(n *names) []string {
@@ -159,7 +159,7 @@ func TestNamesChange(t *testing.T) {
 		return out
 	}
 	parse := func(upd string) change {
-		u, rcode := parseUpdate(wire(t, newUpdate("example.com.", nil, []string{upd})), zoneOfExample)
+		u, rcode := Parse(wire(t, newUpdate("example.com.", nil, []string{upd})), zoneOfExample)
 		if rcode != dns.RcodeSuccess {
 			t.Fatalf("%s: %s", upd, dns.RcodeToString[rcode])
 		}
@@ -216,22 +216,6 @@ func fmtList(s []string) string {
 	return out + "]"
 }
 
-func TestStoredValue(t *testing.T) {
-	for rr, want := range map[string]string{
-		`x.example.com. 60 IN TXT "token"`:             `{"text":"token","ttl":60,"targetstrip":1}`,
-		`x.example.com. 0 IN A 192.168.0.51`:           `{"host":"192.168.0.51","targetstrip":1}`,
-		`x.example.com. 60 IN AAAA fd00::51`:           `{"host":"fd00::51","ttl":60,"targetstrip":1}`,
-		`x.example.com. 60 IN CNAME app.example.com.`:  `{"host":"app.example.com","ttl":60,"targetstrip":1}`,
-		`x.example.com. 60 IN TXT "a" "b"`:             "",
-		`x.example.com. 60 IN MX 10 mail.example.com.`: "",
-	} {
-		value, ok := storedValue(mustRR(rr))
-		if got := string(value); ok != (want != "") || got != want {
-			t.Errorf("%s: %q, %v; want %q", rr, got, ok, want)
-		}
-	}
-}
-
 // FuzzParseUpdate feeds arbitrary messages to the UPDATE parser and applies
 // what it accepts to stored records: nothing panics, and every change it
 // accepts names a name in the zone.
@@ -252,7 +236,7 @@ func FuzzParseUpdate(f *testing.F) {
 		if m.Unpack(b) != nil {
 			return
 		}
-		u, rcode := parseUpdate(m, zoneOfExample)
+		u, rcode := Parse(m, zoneOfExample)
 		if rcode != dns.RcodeSuccess {
 			return
 		}

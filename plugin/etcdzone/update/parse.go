@@ -1,4 +1,4 @@
-package etcdzone
+package update
 
 import (
 	"strings"
@@ -10,9 +10,9 @@ import (
 // update sections together: an ACME client sends a few.
 const maxUpdateRecords = 64
 
-// update is one UPDATE message (RFC 2136) after its sections were checked:
+// Update is one UPDATE message (RFC 2136) after its sections were checked:
 // what must hold, and what to change if it does.
-type update struct {
+type Update struct {
 	zone    string
 	prereqs []prerequisite
 	changes []change
@@ -56,16 +56,16 @@ type change struct {
 	rr     dns.RR // the record to add or delete (opAdd, opDeleteRR)
 }
 
-// parseUpdate checks m, an UPDATE, as RFC 2136 section 3 does before it
+// Parse checks m, an UPDATE, as RFC 2136 section 3 does before it
 // looks at the zone's data: the zone section names one of the zones that
 // zoneOf finds (else NOTAUTH), and every prerequisite and update record has
 // a form the RFC allows, for a name in the zone (else FORMERR or NOTZONE).
 // It returns the update, or the rcode of the first error.
-func parseUpdate(m *dns.Msg, zoneOf func(name string) string) (*update, int) {
+func Parse(m *dns.Msg, zoneOf func(name string) string) (*Update, int) {
 	if len(m.Question) != 1 || m.Question[0].Qtype != dns.TypeSOA || m.Question[0].Qclass != dns.ClassINET {
 		return nil, dns.RcodeFormatError
 	}
-	u := &update{zone: zoneOf(strings.ToLower(m.Question[0].Name))}
+	u := &Update{zone: zoneOf(strings.ToLower(m.Question[0].Name))}
 	if u.zone == "" || u.zone != strings.ToLower(m.Question[0].Name) {
 		return nil, dns.RcodeNotAuth
 	}
@@ -87,7 +87,7 @@ func parseUpdate(m *dns.Msg, zoneOf func(name string) string) (*update, int) {
 
 // addPrerequisite checks rr, a record of the prerequisite section, and adds
 // what it asks (RFC 2136, 3.2.1).
-func (u *update) addPrerequisite(rr dns.RR) int {
+func (u *Update) addPrerequisite(rr dns.RR) int {
 	rr = lowerOwner(rr)
 	h := rr.Header()
 	name := h.Name
@@ -138,7 +138,7 @@ func emptyCondition(class, rrtype uint16) condition {
 
 // addChange checks rr, a record of the update section, and adds what it does
 // (RFC 2136, 3.4.1).
-func (u *update) addChange(rr dns.RR) int {
+func (u *Update) addChange(rr dns.RR) int {
 	rr = lowerOwner(rr)
 	h := rr.Header()
 	c := change{name: h.Name, rrtype: h.Rrtype, rr: rr}

@@ -1,12 +1,21 @@
-package etcdzone
+// Package etcdtree follows a zone's keys in etcd: it loads them at one
+// revision, page by page, keeps them current with one watch, loads them
+// again when etcd compacted what the watch missed, and tells the revision of
+// the zone's last change (deletions included), of which the zone's serial
+// is made.
+package etcdtree
 
 import (
 	"context"
 	"errors"
 	"time"
 
+	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/globaladdr/globaladdr/internal/wait"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/metadata"
 )
@@ -24,40 +33,86 @@ const (
 	// catchUpWait bounds how long a load waits for that: an etcd (or a
 	// proxy) that never reports progress must not keep the zone away.
 	catchUpWait = 5 * time.Second
+	// flushGap is the least time between two builds of the zone from
+	// the changes of watch responses, or four times the last build's
+	// when that is longer: a change after a quiet spell is published at
+	// once, those of a flood of writes together, a few times a second,
+	// however large the zone.
+	flushGap = 20 * time.Millisecond
 )
 
-// errStale ends a watch that can no longer bring z up to date: etcd
+var log = clog.NewWithPlugin("etcdzone")
+
+// errStale ends a watch that can no longer bring the zone up to date: etcd
 // compacted the revisions it had not seen yet.
 var errStale = errors.New("the revisions after the zone's were compacted")
 
-// follow keeps z in memory until ctx ends: it loads the zone, then applies
-// what one watch of its keys delivers. It loads the zone again when the
-// watch can't catch up (etcd compacted what it missed). While etcd fails,
-// the zone keeps what it held, and the failure is logged once.
-func (x *EtcdZone) follow(ctx context.Context, z *zone) {
+// Follower is the zone that a zone's keys in etcd feed.
+type Follower interface {
+	// NewIndex returns the zone's index before any key is read.
+	NewIndex() *zone.Index
+	// Read returns the records of the put (kv) or the delete of one of
+	// the keys.
+	Read(kv *mvccpb.KeyValue, deleted bool) zone.Source
+	// Install makes idx, loaded and caught up with etcd, the zone's,
+	// whose last change etcd holds was at revision written.
+	Install(idx *zone.Index, written int64)
+	// Changed publishes the changes of the owner names in changed, made
+	// to the installed index, the last at revision rev.
+	Changed(changed map[string]bool, rev int64)
+	// Rejudge builds the zone again, after its view changed.
+	Rejudge()
+}
+
+// Config says what to follow, and how to report it.
+type Config struct {
+	Client *clientv3.Client
+	Keys   Keys
+	// Name names the zone in the log; Stream names the watch's gRPC
+	// stream.
+	Name, Stream string
+	// Errors counts the failed reads and watches of the keys.
+	Errors prometheus.Counter
+	// Rejudge, when signalled, has the follower's Rejudge called, after
+	// the changes that wait.
+	Rejudge <-chan struct{}
+}
+
+// tree follows one zone's keys.
+type tree struct {
+	c Config
+	f Follower
+}
+
+// Follow keeps f up to date with c's keys until ctx ends: it loads them,
+// then applies what one watch of them delivers. It loads them again when
+// the watch can't catch up (etcd compacted what it missed). While etcd
+// fails, the zone keeps what it held, and the failure is logged once.
+func Follow(ctx context.Context, c Config, f Follower) {
+	t := &tree{c: c, f: f}
 	var failed string // the failure last logged; "" while etcd answers
 	fail := func(what string, err error) {
 		if ctx.Err() != nil {
 			return
 		}
-		etcdErrors.WithLabelValues(z.server, z.name).Inc()
+		c.Errors.Inc()
 		if err.Error() != failed {
-			log.Warningf("zone %s: %s etcd: %v", z.name, what, err)
+			log.Warningf("zone %s: %s etcd: %v", c.Name, what, err)
 			failed = err.Error()
 		}
 	}
 	for delay := time.Duration(0); wait.For(ctx, delay); {
 		delay = retry
-		d, rev, written, err := x.load(ctx, z)
+		d, rev, written, err := t.load(ctx)
 		if err != nil {
 			fail("reading", err)
 			continue
 		}
 		if failed != "" {
-			log.Infof("zone %s: reading etcd again", z.name)
+			log.Infof("zone %s: reading etcd again", c.Name)
 			failed = ""
 		}
-		w := &watch{x: x, z: z, next: written + 1, loaded: rev, pending: d, written: written}
+		w := &watch{t: t, next: written + 1, loaded: rev, pending: d, written: written}
 		for err = w.run(ctx, &failed); err != nil && !errors.Is(err, errStale); err = w.run(ctx, &failed) {
 			fail("watching", err)
 			if !wait.For(ctx, retry) {
@@ -65,7 +120,7 @@ func (x *EtcdZone) follow(ctx context.Context, z *zone) {
 			}
 		}
 		if err != nil {
-			log.Infof("zone %s: %v; reading it again", z.name, err)
+			log.Infof("zone %s: %v; reading it again", c.Name, err)
 		}
 		delay = 0
 	}
@@ -78,13 +133,21 @@ func (x *EtcdZone) follow(ctx context.Context, z *zone) {
 // change, written, which makes the serial. Then the data is installed, and
 // the watch applies each change to it.
 type watch struct {
-	x      *EtcdZone
-	z      *zone
+	t      *tree
 	next   int64
 	loaded int64
 
-	pending *data // nil once installed
+	pending *zone.Index // nil once installed
 	written int64
+	// idx is the index installed; nil before.
+	idx *zone.Index
+
+	// dirty holds the owner names of the changes taken since the last
+	// flush, at revisions up to rev; nil when there are none.
+	dirty map[string]bool
+	rev   int64
+	// next flush may come at ready.
+	ready time.Time
 }
 
 // run watches until the watch ends, and returns why. *failed, the failure
@@ -94,9 +157,10 @@ func (w *watch) run(ctx context.Context, failed *string) error {
 	// among the watches of the same metadata): etcd reports progress on a
 	// stream only once every watch on it has caught up, and the block's
 	// other watches (globaladdr's from etcd) must not hold that back.
-	ctx = metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(ctx), "etcdzone", w.z.server+" "+w.z.name)
+	ctx = metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(ctx), "etcdzone", w.t.c.Stream)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer w.flush()
 	for {
 		c, err := w.events(ctx, failed)
 		switch {
@@ -108,9 +172,10 @@ func (w *watch) run(ctx context.Context, failed *string) error {
 		// Only revisions the load holds were compacted: the last change
 		// among them is not known, so it is taken to be the last one
 		// compacted, which is never too early.
-		log.Infof("zone %s: revisions before %d compacted; watching from there", w.z.name, c)
+		log.Infof("zone %s: revisions before %d compacted; watching from there", w.t.c.Name, c)
 		w.next = c
 		w.changed(c-1, nil)
+		w.flush()
 	}
 }
 
@@ -119,16 +184,20 @@ func (w *watch) run(ctx context.Context, failed *string) error {
 // addresses change. It returns etcd's compaction revision when w.next was
 // compacted, or why else the watch ended.
 func (w *watch) events(ctx context.Context, failed *string) (compacted int64, err error) {
-	z := w.z
+	c := w.t.c
 	if w.pending != nil && w.next > w.loaded {
 		w.install() // the load's revision is that of the zone's last change
 	}
-	wch := w.x.etcd.Client.Watch(ctx, z.key, clientv3.WithRange(z.rangeEnd()), clientv3.WithRev(w.next))
+	wch := c.Client.Watch(ctx, c.Keys.Key, clientv3.WithRange(c.Keys.end()), clientv3.WithRev(w.next))
 	progress := time.NewTicker(progressEvery)
 	defer progress.Stop()
 	giveUp := time.Now().Add(catchUpWait)
+	var pace <-chan time.Time // fires when the changes waiting may be published
 	for {
 		select {
+		case <-pace:
+			pace = nil
+			w.flush()
 		case <-progress.C:
 			switch {
 			case w.pending == nil:
@@ -138,21 +207,20 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 				// have compacted since, which would read the zone again
 				// and move its serial.
 				progress.Reset(progressIdle)
-				_ = w.x.etcd.Client.RequestProgress(ctx)
+				_ = c.Client.RequestProgress(ctx)
 			case time.Now().After(giveUp):
-				log.Warningf("zone %s: etcd reports no progress of the watch; taking revision %d for the zone's last change", z.name, w.loaded)
+				log.Warningf("zone %s: etcd reports no progress of the watch; taking revision %d for the zone's last change", c.Name, w.loaded)
 				w.written = w.loaded // never too early
 				w.install()
 			default:
 				// etcd reports progress once the watch has caught up; an
 				// error is as good as no report: asked again next time.
-				_ = w.x.etcd.Client.RequestProgress(ctx)
+				_ = c.Client.RequestProgress(ctx)
 			}
-		case <-z.rejudge:
-			if w.pending != nil {
-				w.pending.rejudge()
-			}
-			w.x.rejudge(z)
+		case <-c.Rejudge:
+			// Pending data is judged when it is installed.
+			w.flush()
+			w.t.f.Rejudge()
 		case resp, ok := <-wch:
 			switch {
 			case !ok && ctx.Err() != nil:
@@ -165,7 +233,7 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 				return 0, resp.Err()
 			}
 			if *failed != "" {
-				log.Infof("zone %s: watching etcd again", z.name)
+				log.Infof("zone %s: watching etcd again", c.Name)
 				*failed = ""
 			}
 			if len(resp.Events) > 0 {
@@ -175,6 +243,12 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 				w.next = max(w.next, resp.Header.Revision+1)
 			}
 			w.changed(0, resp.Events)
+			switch wait := time.Until(w.ready); {
+			case wait <= 0:
+				w.flush()
+			case pace == nil && w.dirty != nil:
+				pace = time.After(wait)
+			}
 		}
 	}
 }
@@ -184,18 +258,14 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 // revision of the last that concerns the zone, or to rev when there are
 // none. It installs the pending data once the events reach the load.
 func (w *watch) changed(rev int64, events []*clientv3.Event) {
-	x, z := w.x, w.z
 	for _, ev := range events {
-		if z.holds(ev.Kv.Key) {
+		if w.t.c.Keys.Holds(ev.Kv.Key) {
 			rev = max(rev, ev.Kv.ModRevision)
 		}
 	}
-	// The keys are read before the lock is taken: reading one with a
-	// lease asks etcd for the lease's time to live.
 	keys := w.read(events)
 	if w.pending != nil {
-		// Only this goroutine knows of the pending data: no lock.
-		w.pending.setAll(keys)
+		w.pending.SetAll(keys, nil)
 		w.written = max(w.written, rev)
 		if w.next > w.loaded {
 			w.install()
@@ -205,54 +275,43 @@ func (w *watch) changed(rev int64, events []*clientv3.Event) {
 	if rev == 0 {
 		return
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	z.data.setAll(keys)
-	x.moveSerial(z, z.serial.at(rev))
-	records.WithLabelValues(z.server, z.name).Set(float64(z.data.count))
+	if w.dirty == nil {
+		w.dirty = map[string]bool{}
+	}
+	w.idx.SetAll(keys, w.dirty)
+	w.rev = max(w.rev, rev)
+}
+
+// flush publishes the changes taken since the last flush, if any, and sets
+// when the next may come (see flushGap).
+func (w *watch) flush() {
+	if w.dirty == nil {
+		return
+	}
+	start := time.Now()
+	w.t.f.Changed(w.dirty, w.rev)
+	w.dirty, w.rev = nil, 0
+	w.ready = time.Now().Add(max(flushGap, 4*time.Since(start)))
 }
 
 // read returns the records of the zone's keys that events put or deleted
 // after w.loaded.
-func (w *watch) read(events []*clientv3.Event) []keyRecords {
-	var keys []keyRecords
+func (w *watch) read(events []*clientv3.Event) []zone.Source {
+	var keys []zone.Source
 	for _, ev := range events {
-		if ev.Kv.ModRevision > w.loaded && w.z.holds(ev.Kv.Key) {
-			keys = append(keys, w.x.readKey(w.z, ev.Kv, ev.Type == clientv3.EventTypeDelete))
+		if ev.Kv.ModRevision > w.loaded && w.t.c.Keys.Holds(ev.Kv.Key) {
+			keys = append(keys, w.t.f.Read(ev.Kv, ev.Type == clientv3.EventTypeDelete))
 		}
 	}
 	return keys
 }
 
-// install makes the pending data the zone's, with the serial of the zone's
-// last change. The first data's serial goes on from that of the instance
-// before a reload of the Corefile, if any.
+// install makes the pending index the zone's, with the revision of the
+// zone's last change.
 func (w *watch) install() {
-	x, z, d := w.x, w.z, w.pending
-	w.pending = nil
+	w.idx, w.pending = w.pending, nil
 	// The load holds every revision up to its own: a watch started again
 	// goes on from there.
 	w.next = max(w.next, w.loaded+1)
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	first := z.data == nil
-	written := w.written
-	if x.view != nil {
-		z.viewRev = x.view.Revision()
-		written = max(written, z.viewRev)
-	}
-	s := z.serial.at(written)
-	if first {
-		s = reloaded(z.server, z.name, s)
-	}
-	z.data = d
-	// A first load always moves the serial (from none), so the secondaries
-	// learn at once what changed while the server was down.
-	x.moveSerial(z, s)
-	d.zone.SOA = x.apex.soa(z.name, z.serial.value())
-	records.WithLabelValues(z.server, z.name).Set(float64(d.count))
-	if first {
-		loaded.WithLabelValues(z.server, z.name).Set(1)
-		log.Infof("zone %s loaded: %d records, serial %d", z.name, d.count, z.serial.value())
-	}
+	w.t.f.Install(w.idx, w.written)
 }

@@ -1,28 +1,28 @@
-package etcdzone
+package zone
 
 import "testing"
 
 // TestSerialAt checks the serial's arithmetic: a revision gives its serial,
 // local changes count within its range, and a later revision passes them.
 func TestSerialAt(t *testing.T) {
-	s := serial{}.at(100)
-	if v := s.value(); v != 2_000_001_000 {
+	s := Serial{}.At(100)
+	if v := s.Value(); v != 2_000_001_000 {
 		t.Errorf("revision 100: serial %d", v)
 	}
-	if s.at(99) != s || s.at(100) != s {
+	if s.At(99) != s || s.At(100) != s {
 		t.Error("an earlier revision must not move the serial")
 	}
-	s = s.bumped().bumped()
-	if v := s.value(); v != 2_000_001_002 {
+	s = s.Bumped().Bumped()
+	if v := s.Value(); v != 2_000_001_002 {
 		t.Errorf("two local changes: serial %d", v)
 	}
-	if v := s.at(101).value(); v != 2_000_001_010 {
+	if v := s.At(101).Value(); v != 2_000_001_010 {
 		t.Errorf("the next revision: serial %d, want its own", v)
 	}
 	for range 10 {
-		s = s.bumped()
+		s = s.Bumped()
 	}
-	if v := s.at(101).value(); v != 2_000_001_013 {
+	if v := s.At(101).Value(); v != 2_000_001_013 {
 		t.Errorf("after twelve local changes, the next revision: serial %d, want one more than before", v)
 	}
 }
@@ -32,12 +32,12 @@ func TestNewer(t *testing.T) {
 		a, b uint32
 		want bool
 	}{{2, 1, true}, {1, 2, false}, {1, 1, false}, {0, 1<<32 - 1, true}, {1 << 31, 0, false}, {1<<31 - 1, 0, true}} {
-		if got := newer(tc.a, tc.b); got != tc.want {
-			t.Errorf("newer(%d, %d) = %v", tc.a, tc.b, got)
+		if got := Newer(tc.a, tc.b); got != tc.want {
+			t.Errorf("Newer(%d, %d) = %v", tc.a, tc.b, got)
 		}
 	}
 	// The serials above 1.8e9, etcdxfr's in 2027, are newer.
-	if !newer((serial{rev: 1}).value(), 1_800_000_000) {
+	if !Newer((Serial{rev: 1}).Value(), 1_800_000_000) {
 		t.Error("an upgrade from etcdxfr must move the serial forward")
 	}
 }
@@ -45,16 +45,16 @@ func TestNewer(t *testing.T) {
 // TestReloaded checks the serials kept across reloads: a reload without a
 // change in etcd is one more, with one it is the new revision's.
 func TestReloaded(t *testing.T) {
-	first := reloaded("dns://:53", "reloaded.test.", serial{rev: 5})
-	if first != (serial{rev: 5}) {
+	first := Reloaded("dns://:53", "reloaded.test.", Serial{rev: 5})
+	if first != (Serial{rev: 5}) {
 		t.Errorf("the first instance: %v", first)
 	}
-	again := reloaded("dns://:53", "reloaded.test.", serial{rev: 5})
-	if again.value() != first.value()+1 {
-		t.Errorf("a reload without a change: %d, was %d", again.value(), first.value())
+	again := Reloaded("dns://:53", "reloaded.test.", Serial{rev: 5})
+	if again.Value() != first.Value()+1 {
+		t.Errorf("a reload without a change: %d, was %d", again.Value(), first.Value())
 	}
-	later := reloaded("dns://:53", "reloaded.test.", serial{rev: 9})
-	if later != (serial{rev: 9}) {
+	later := Reloaded("dns://:53", "reloaded.test.", Serial{rev: 9})
+	if later != (Serial{rev: 9}) {
 		t.Errorf("a reload after a change in etcd: %v", later)
 	}
 }

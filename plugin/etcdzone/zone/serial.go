@@ -1,4 +1,4 @@
-package etcdzone
+package zone
 
 import "sync"
 
@@ -8,7 +8,7 @@ import "sync"
 // until the revision reaches 2e8).
 const serialBase = 2_000_000_000
 
-// serial is the SOA serial of one zone: 2,000,000,000 plus ten times the etcd
+// Serial is the SOA serial of one zone: 2,000,000,000 plus ten times the etcd
 // revision of the zone's last change (rev), plus the number of changes since
 // that etcd does not hold (local: a Corefile reload, new global addresses
 // from a file). Every replica that has read the same etcd state publishes
@@ -18,64 +18,64 @@ const serialBase = 2_000_000_000
 // A change in etcd always moves the serial past every earlier one, also
 // past local changes (nine of them fit between two revisions; more carry
 // on into the next revision's range).
-type serial struct {
+type Serial struct {
 	rev   int64
 	local int64
 }
 
-// value returns the serial, modulo 2^32 as RFC 1982 allows.
-func (s serial) value() uint32 { return uint32(s.number()) } // #nosec G115 -- wraps as RFC 1982 allows
+// Value returns the serial, modulo 2^32 as RFC 1982 allows.
+func (s Serial) Value() uint32 { return uint32(s.number()) } // #nosec G115 -- wraps as RFC 1982 allows
 
 // number is the serial without the wrap.
-func (s serial) number() int64 { return serialBase + 10*s.rev + s.local }
+func (s Serial) number() int64 { return serialBase + 10*s.rev + s.local }
 
-// at returns the serial after a change in etcd at revision rev: the serial
+// At returns the serial after a change in etcd at revision rev: the serial
 // of rev, but at least one more than s. A revision not past s's changes
 // nothing.
-func (s serial) at(rev int64) serial {
+func (s Serial) At(rev int64) Serial {
 	if rev <= s.rev {
 		return s
 	}
-	next := serial{rev: rev}
+	next := Serial{rev: rev}
 	if next.number() <= s.number() {
 		next.local = s.number() + 1 - next.number()
 	}
 	return next
 }
 
-// bumped returns the serial after a change that etcd does not hold.
-func (s serial) bumped() serial { return serial{rev: s.rev, local: s.local + 1} }
+// Bumped returns the serial after a change that etcd does not hold.
+func (s Serial) Bumped() Serial { return Serial{rev: s.rev, local: s.local + 1} }
 
 // serials keeps each zone's serial across reloads of the Corefile, by server
 // and zone, so that the new instance goes on from where the old one stood
 // (a reload may change the zone, so it counts as a change).
 var serials struct {
 	sync.Mutex
-	m map[string]serial
+	m map[string]Serial
 }
 
-// reloaded returns the serial of an instance of zone on server that has read
+// Reloaded returns the serial of an instance of zone on server that has read
 // s from etcd, and records it as the one the server publishes. The first
 // instance's serial is s itself; a reloaded one's is greater than its
 // predecessor's, by one when etcd did not change in between.
-func reloaded(server, zone string, s serial) serial {
+func Reloaded(server, zone string, s Serial) Serial {
 	serials.Lock()
 	defer serials.Unlock()
 	key := server + " " + zone
 	if prev, ok := serials.m[key]; ok {
-		if s = prev.at(s.rev); s == prev {
-			s = prev.bumped()
+		if s = prev.At(s.rev); s == prev {
+			s = prev.Bumped()
 		}
 	}
 	if serials.m == nil {
-		serials.m = map[string]serial{}
+		serials.m = map[string]Serial{}
 	}
 	serials.m[key] = s
 	return s
 }
 
-// remember records s as the serial zone on server publishes.
-func remember(server, zone string, s serial) {
+// Remember records s as the serial zone on server publishes.
+func Remember(server, zone string, s Serial) {
 	serials.Lock()
 	defer serials.Unlock()
 	if serials.m != nil {
@@ -83,5 +83,5 @@ func remember(server, zone string, s serial) {
 	}
 }
 
-// newer reports whether serial a is greater than b in RFC 1982 arithmetic.
-func newer(a, b uint32) bool { return a != b && a-b < 1<<31 }
+// Newer reports whether serial a is greater than b in RFC 1982 arithmetic.
+func Newer(a, b uint32) bool { return a != b && a-b < 1<<31 }

@@ -1,0 +1,96 @@
+package zone
+
+import (
+	"net"
+	"testing"
+
+	"github.com/globaladdr/globaladdr/plugin/view"
+
+	"github.com/miekg/dns"
+)
+
+// externalView is a view in the way of globaladdr's: an address in
+// 10.0.0.0/8 becomes the global addresses, a TXT record is withheld.
+func externalView(globals ...string) *view.State {
+	return &view.State{Show: func(rrs []dns.RR) []dns.RR {
+		var out []dns.RR
+		for _, rr := range rrs {
+			switch rr := rr.(type) {
+			case *dns.A:
+				if !rr.A.IsPrivate() {
+					out = append(out, rr)
+					continue
+				}
+				for _, g := range globals {
+					out = append(out, &dns.A{Hdr: rr.Hdr, A: net.ParseIP(g)})
+				}
+			case *dns.TXT:
+			default:
+				out = append(out, rr)
+			}
+		}
+		return out
+	}}
+}
+
+// TestViewRules builds a zone as a view shows it: the answers and the
+// transfer hold what it shows, a name it shows nothing of does not exist,
+// and a CNAME to it leads nowhere.
+func TestViewRules(t *testing.T) {
+	idx := newTestIndex(t,
+		"app.example.com. 300 IN A 10.0.0.1",
+		"pub.example.com. 300 IN A 192.0.2.9",
+		`app.example.com. 300 IN TXT "heritage=external-dns"`,
+		`owner.example.com. 300 IN TXT "heritage=external-dns"`,
+	)
+	v := build(idx, externalView("203.0.113.10", "203.0.113.11"))
+	check(t, v, map[string]string{
+		"app.example.com. A":   "NOERROR\n;\napp.example.com.\t300\tIN\tA\t203.0.113.10\napp.example.com.\t300\tIN\tA\t203.0.113.11\n;\n;",
+		"app.example.com. TXT": "NOERROR\n;\n;\n" + soaLine + "\n;",
+		"owner.example.com. A": "NXDOMAIN\n;\n;\n" + soaLine + "\n;",
+		"pub.example.com. A":   "NOERROR\n;\npub.example.com.\t300\tIN\tA\t192.0.2.9\n;\n;",
+	})
+	for _, rr := range v.Records() {
+		if a, ok := rr.(*dns.A); ok && a.A.IsPrivate() {
+			t.Errorf("the transfer holds %s", rr)
+		}
+	}
+}
+
+// TestViewChange builds the next versions of a zone: after a change of one
+// name, the others' records are those of the version before (shared, not
+// copied), and the change says what changed; after a change of the view,
+// every name is built again, and the serial moves even when the caller's
+// did not.
+func TestViewChange(t *testing.T) {
+	idx := newTestIndex(t, "app.example.com. 300 IN A 10.0.0.1", "pub.example.com. 300 IN A 192.0.2.9")
+	z := &Zone{Name: "example.com.", Apex: testApex}
+	st := externalView("203.0.113.10")
+	v1, _ := Build(z, idx, nil, nil, st, Serial{}.At(1))
+
+	changed := map[string]bool{}
+	idx.Set("/key/new", "new.example.com.", []dns.RR{mustRR(t, "new.example.com. 300 IN A 10.0.0.2")}, changed)
+	v2, d := Build(z, idx, v1, changed, st, Serial{}.At(2))
+	if len(d.Removed) != 0 || len(d.Added) != 1 || d.Added[0].String() != "new.example.com.\t300\tIN\tA\t203.0.113.10" || d.From.Serial != v1.Serial.Value() || d.To.Serial != v2.Serial.Value() {
+		t.Errorf("one name added: %+v", d)
+	}
+	if v2.Count() != 3 {
+		t.Errorf("%d records, want 3", v2.Count())
+	}
+	shared := 0
+	for _, e := range v2.elems {
+		for _, o := range v1.elems {
+			if e == o {
+				shared++
+			}
+		}
+	}
+	if shared != len(v1.elems) {
+		t.Errorf("%d of the %d names unchanged are shared", shared, len(v1.elems))
+	}
+
+	v3, d := Build(z, idx, v2, nil, externalView("203.0.113.20"), v2.Serial)
+	if len(d.Removed) != 2 || len(d.Added) != 2 || !Newer(v3.Serial.Value(), v2.Serial.Value()) {
+		t.Errorf("new global address: %d removed, %d added, serial %d after %d", len(d.Removed), len(d.Added), v3.Serial.Value(), v2.Serial.Value())
+	}
+}

@@ -1,0 +1,77 @@
+package globaladdr
+
+import (
+	"context"
+	"strings"
+
+	"github.com/globaladdr/globaladdr/plugin/view"
+
+	"github.com/miekg/dns"
+)
+
+// The plugin is the external view of its server block for a backend that
+// holds its zones in memory (etcdzone): the backend builds each zone as the
+// view shows it, and the plugin passes the answers of those zones through.
+var _ view.View = (*GlobalAddr)(nil)
+
+// Current implements view.View: the external view at the global addresses
+// in use; nil while a from source has not delivered any. Without from
+// sources and global addresses (map alone), an internal address that no map
+// covers has nothing to become, and goes.
+func (g *GlobalAddr) Current() *view.State { return g.state.Load() }
+
+// Serve implements view.View: the plugin passes the answers for names in
+// zones down the chain and up again untouched, hidden names included (the
+// backend's zones hold none of them).
+func (g *GlobalAddr) Serve(zones []string) (undo func()) {
+	set := make(map[string]bool, len(zones))
+	for _, z := range zones {
+		set[strings.ToLower(dns.Fqdn(z))] = true
+	}
+	g.served.Store(&set)
+	return func() { g.served.CompareAndSwap(&set, nil) }
+}
+
+// Judged implements view.View: it counts what the view did to rrs, the
+// records of a question's name and type as the backend holds them, as the
+// rewrite counts what it does to an answer: rewritten, dropped, hidden,
+// ownership records. The backend's zone already showed them so.
+func (g *GlobalAddr) Judged(ctx context.Context, rrs []dns.RR) {
+	addrs := g.addrs.Load()
+	if addrs == nil {
+		return
+	}
+	var t tally
+	_, _ = g.policy.section(rrs, g.policy.firstChange(rrs), addrs, &t) // addrs is known: no error
+	t.report(ctx)
+}
+
+// passes reports whether r asks for a name in a zone a backend serves as
+// the view shows it (Serve). It looks at each of the name's suffixes once,
+// allocating nothing unless the name has upper-case letters.
+func (g *GlobalAddr) passes(r *dns.Msg) bool {
+	set := g.served.Load()
+	if set == nil || len(r.Question) != 1 {
+		return false
+	}
+	name := r.Question[0].Name
+	if hasUpper(name) {
+		name = strings.ToLower(name)
+	}
+	for off, end := 0, false; !end; off, end = dns.NextLabel(name, off) {
+		if (*set)[name[off:]] {
+			return true
+		}
+	}
+	return (*set)["."]
+}
+
+// hasUpper reports whether s has an ASCII upper-case letter.
+func hasUpper(s string) bool {
+	for i := range len(s) {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}

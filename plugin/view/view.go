@@ -1,0 +1,60 @@
+// Package view is the contract between a plugin that makes a view of a
+// split-horizon zone (globaladdr makes the external one) and a backend that
+// holds its zones in memory (etcdzone): the backend builds each zone as the
+// view shows it, once per change, and the view passes the backend's answers
+// and transfers through untouched. Both plugins import this package, so the
+// compiler checks that they agree; the view reads no backend's data.
+package view
+
+import (
+	"context"
+
+	"github.com/coredns/coredns/plugin"
+
+	"github.com/miekg/dns"
+)
+
+// View is a view that a backend builds its zones with.
+type View interface {
+	// Current returns the view's judging at its present state, nil while
+	// the view can't judge yet (its global addresses are not known): the
+	// backend serves nothing meanwhile.
+	Current() *State
+	// Subscribe registers f to be called each time Current changes. f is
+	// called on the goroutine that changed it, and must return at once
+	// (signal a channel, say). unsubscribe removes it.
+	Subscribe(f func()) (unsubscribe func())
+	// Serve tells the view that the backend answers the zones (and the
+	// names below them) as the view shows them: the view passes their
+	// answers and transfers through untouched, until undo is called.
+	Serve(zones []string) (undo func())
+	// Judged tells the view the records of a question's name and type, as
+	// the backend holds them, that the zone it answered from shows
+	// otherwise (rewritten, or left out), so that the view counts them as
+	// it counts what it changes in the answers it rewrites itself.
+	Judged(ctx context.Context, rrs []dns.RR)
+}
+
+// State is one state of a view, never changed once made.
+type State struct {
+	// Show returns what the view shows of rrs, the records of one owner
+	// name: none when it shows none of them, rrs itself when it shows
+	// them all as they are, else new records (rrs is never modified). Its
+	// RRsets are whole: each has one TTL, and no record twice.
+	Show func(rrs []dns.RR) []dns.RR
+	// Revision is the etcd revision at which the state's global
+	// addresses were written, 0 when they do not come from etcd: a part
+	// of a zone's serial.
+	Revision int64
+}
+
+// Of returns the view among a server block's plugins, nil when the block
+// has none.
+func Of(handlers []plugin.Handler) View {
+	for _, h := range handlers {
+		if v, ok := h.(View); ok {
+			return v
+		}
+	}
+	return nil
+}
