@@ -16,8 +16,9 @@ import (
 func (s *Signer) settle(touched map[*node]map[uint16]bool, now time.Time, d *Diff) {
 	dirty := map[*node]bool{}
 	var add []*node
+	var jobs []job
 	for n, changed := range touched {
-		s.settleSigs(n, changed, now, d)
+		jobs = s.settleSigs(n, changed, jobs, d)
 		switch want := s.wantChain(n); {
 		case want && !n.inChain:
 			add = append(add, n)
@@ -50,9 +51,10 @@ func (s *Signer) settle(touched map[*node]map[uint16]bool, now time.Time, d *Dif
 	}
 	for n := range dirty {
 		if n.inChain {
-			s.updateDenial(n, now, d)
+			jobs = s.updateDenial(n, jobs, d)
 		}
 	}
+	s.signAll(jobs, now, d)
 	for n := range touched {
 		if len(n.sets) == 0 && n.below == 0 && !n.inChain {
 			delete(s.nodes, n.name)
@@ -60,23 +62,22 @@ func (s *Signer) settle(touched map[*node]map[uint16]bool, now time.Time, d *Dif
 	}
 }
 
-// settleSigs signs n's RRsets that are authoritative and were changed (or
-// are not signed yet), and drops the signatures of those that are gone or
-// no longer authoritative.
-func (s *Signer) settleSigs(n *node, changed map[uint16]bool, now time.Time, d *Diff) {
+// settleSigs adds to jobs the signing of n's RRsets that are
+// authoritative and were changed (or are not signed yet), and drops the
+// signatures of those that are gone or no longer authoritative.
+func (s *Signer) settleSigs(n *node, changed map[uint16]bool, jobs []job, d *Diff) []job {
 	for t, sigs := range n.sigs {
 		if len(n.sets[t]) == 0 || !s.signable(n, t) {
 			d.Removed = append(d.Removed, sigs...)
 			delete(n.sigs, t)
 		}
 	}
-	for t, set := range n.sets {
+	for t := range n.sets {
 		if s.signable(n, t) && (changed[t] || len(n.sigs[t]) == 0) {
-			d.Removed = append(d.Removed, n.sigs[t]...)
-			n.sigs[t] = s.sign(set, s.signers(n, t), now)
-			d.Added = append(d.Added, n.sigs[t]...)
+			jobs = append(jobs, s.resign(n, t, d))
 		}
 	}
+	return jobs
 }
 
 // remove takes n out of the chain, and returns its predecessor, whose
@@ -101,21 +102,19 @@ func (s *Signer) index(n *node) int {
 }
 
 // updateDenial makes n's denial record what the chain and n's types say
-// now, signed anew if it changed.
-func (s *Signer) updateDenial(n *node, now time.Time, d *Diff) {
+// now, and adds its signing to jobs if it changed.
+func (s *Signer) updateDenial(n *node, jobs []job, d *Diff) []job {
 	next := s.chain[(s.index(n)+1)%len(s.chain)]
 	rr := s.denialRecord(n, next)
-	if n.denial != nil && n.denial.String() == rr.String() {
-		return
+	if n.denial != nil && sameDenial(n.denial, rr) {
+		return jobs
 	}
 	if n.denial != nil {
 		d.Removed = append(d.Removed, n.denial)
-		d.Removed = append(d.Removed, n.denialSigs...)
 	}
 	n.denial = rr
-	n.denialSigs = s.sign([]dns.RR{rr}, s.signers(n, rr.Header().Rrtype), now)
 	d.Added = append(d.Added, rr)
-	d.Added = append(d.Added, n.denialSigs...)
+	return append(jobs, s.resign(n, 0, d))
 }
 
 // denialRecord returns n's NSEC3 or NSEC record, with next its successor
@@ -164,10 +163,36 @@ func (s *Signer) bitmap(n *node) []uint16 {
 // negativeTTL is the TTL of the denial records: the smaller of the SOA's
 // TTL and its MINIMUM (RFC 9077), 300 s while the zone has no SOA.
 func (s *Signer) negativeTTL() uint32 {
-	if apex := s.nodes[s.origin]; apex != nil && len(apex.sets[dns.TypeSOA]) > 0 {
-		if soa, ok := apex.sets[dns.TypeSOA][0].(*dns.SOA); ok {
-			return min(soa.Hdr.Ttl, soa.Minttl)
+	if apex := s.nodes[s.origin]; apex != nil {
+		return negativeTTL(apex.sets[dns.TypeSOA])
+	}
+	return negativeTTL(nil)
+}
+
+// negativeTTL returns the denial records' TTL that the SOA RRset soa
+// gives.
+func negativeTTL(soa []dns.RR) uint32 {
+	if len(soa) > 0 {
+		if x, ok := soa[0].(*dns.SOA); ok {
+			return min(x.Hdr.Ttl, x.Minttl)
 		}
 	}
 	return 300
+}
+
+// sameDenial reports whether the denial records a and b are the same: the
+// same owner, TTL, next name and types.
+func sameDenial(a, b dns.RR) bool {
+	if a.Header().Name != b.Header().Name || a.Header().Ttl != b.Header().Ttl {
+		return false
+	}
+	switch x := a.(type) {
+	case *dns.NSEC:
+		y := b.(*dns.NSEC)
+		return x.NextDomain == y.NextDomain && slices.Equal(x.TypeBitMap, y.TypeBitMap)
+	case *dns.NSEC3:
+		y := b.(*dns.NSEC3)
+		return x.NextDomain == y.NextDomain && slices.Equal(x.TypeBitMap, y.TypeBitMap)
+	}
+	return false
 }

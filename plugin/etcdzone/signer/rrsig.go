@@ -2,7 +2,10 @@ package signer
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -55,6 +58,53 @@ func (s *Signer) stale(sigs []dns.RR, keys []*keyState, now time.Time) bool {
 	return false
 }
 
+// job is the signing of one RRset of a node: of type t, or its denial
+// record when t is 0.
+type job struct {
+	n    *node
+	t    uint16
+	set  []dns.RR
+	keys []*keyState
+}
+
+// resign drops the signatures of n's RRset of type t (0: its denial
+// record) into d, and returns the job that signs it anew.
+func (s *Signer) resign(n *node, t uint16, d *Diff) job {
+	if t == 0 {
+		d.Removed = append(d.Removed, n.denialSigs...)
+		n.denialSigs = nil
+		return job{n: n, set: []dns.RR{n.denial}, keys: s.signers(n, n.denial.Header().Rrtype)}
+	}
+	d.Removed = append(d.Removed, n.sigs[t]...)
+	delete(n.sigs, t)
+	return job{n: n, t: t, set: n.sets[t], keys: s.signers(n, t)}
+}
+
+// signAll does jobs, on every CPU when they are many (a zone's first
+// load, a key taking over), and adds the signatures to d.
+func (s *Signer) signAll(jobs []job, now time.Time, d *Diff) {
+	sigs := make([][]dns.RR, len(jobs))
+	workers := min(runtime.GOMAXPROCS(0), len(jobs)/64+1)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
+				sigs[i] = s.sign(jobs[i].set, jobs[i].keys, now)
+			}
+		})
+	}
+	wg.Wait()
+	for i, j := range jobs {
+		if j.t == 0 {
+			j.n.denialSigs = sigs[i]
+		} else {
+			j.n.sigs[j.t] = sigs[i]
+		}
+		d.Added = append(d.Added, sigs[i]...)
+	}
+}
+
 // Refresh signs anew, at now, every signature that expires within Refresh
 // or is not by the keys that sign its RRset now: a key published for
 // PublishWait takes over. Call it periodically (every Refresh/10, say); it
@@ -62,21 +112,17 @@ func (s *Signer) stale(sigs []dns.RR, keys []*keyState, now time.Time) bool {
 func (s *Signer) Refresh(now time.Time) Diff {
 	d := &Diff{}
 	s.ripen(now)
+	var jobs []job
 	for _, n := range s.nodes {
 		for t, sigs := range n.sigs {
-			if keys := s.signers(n, t); s.stale(sigs, keys, now) {
-				d.Removed = append(d.Removed, sigs...)
-				n.sigs[t] = s.sign(n.sets[t], keys, now)
-				d.Added = append(d.Added, n.sigs[t]...)
+			if s.stale(sigs, s.signers(n, t), now) {
+				jobs = append(jobs, s.resign(n, t, d))
 			}
 		}
-		if n.denial != nil {
-			if keys := s.signers(n, n.denial.Header().Rrtype); s.stale(n.denialSigs, keys, now) {
-				d.Removed = append(d.Removed, n.denialSigs...)
-				n.denialSigs = s.sign([]dns.RR{n.denial}, keys, now)
-				d.Added = append(d.Added, n.denialSigs...)
-			}
+		if n.denial != nil && s.stale(n.denialSigs, s.signers(n, n.denial.Header().Rrtype), now) {
+			jobs = append(jobs, s.resign(n, 0, d))
 		}
 	}
+	s.signAll(jobs, now, d)
 	return *d
 }

@@ -149,6 +149,7 @@ func (s *Signer) Apply(changes []RRset, now time.Time) (Diff, error) {
 	d := &Diff{}
 	var errs []error
 	touched := map[*node]map[uint16]bool{}
+	buf := make([]byte, dns.MaxMsgSize)
 	for _, c := range changes {
 		name, ok := canonical(c.Name)
 		switch {
@@ -159,7 +160,7 @@ func (s *Signer) Apply(changes []RRset, now time.Time) (Diff, error) {
 			errs = append(errs, fmt.Errorf("%s %s: a type the signer makes itself, or a DS at the apex", name, dns.TypeToString[c.Type]))
 			continue
 		}
-		rrs, err := s.rrset(name, c)
+		rrs, err := s.rrset(name, c, buf)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -180,10 +181,10 @@ func ownType(t uint16) bool {
 
 // rrset returns copies of c's records that belong to it, with the owner
 // name canonical and the TTL of the first, and an error if some did not.
-func (s *Signer) rrset(name string, c RRset) ([]dns.RR, error) {
+// buf is room to pack a record in.
+func (s *Signer) rrset(name string, c RRset, buf []byte) ([]dns.RR, error) {
 	var out []dns.RR
 	var bad int
-	buf := make([]byte, dns.MaxMsgSize)
 	for _, rr := range c.RRs {
 		if rr == nil {
 			bad++
@@ -247,7 +248,7 @@ func (s *Signer) set(name string, t uint16, rrs []dns.RR, touched map[*node]map[
 			}
 		}
 	}
-	if t == dns.TypeSOA && name == s.origin {
+	if t == dns.TypeSOA && name == s.origin && negativeTTL(old) != negativeTTL(rrs) {
 		// The denial records' TTL follows the SOA's.
 		for _, x := range s.chain {
 			touch(touched, x, 0)
