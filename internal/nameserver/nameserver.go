@@ -140,7 +140,26 @@ func StartNSD(t testing.TB, addr string, p Primary, opts ...Option) *Server {
 		tlsAuth = fmt.Sprintf("tls-auth:\n\tname: primary-tls\n\tauth-domain-name: %q\n", p.TLS.Hostname)
 		request = fmt.Sprintf("%s@%s %s primary-tls", thost, tport, p.Key.Name)
 	}
-	conf := fmt.Sprintf(`server:
+	conf := nsdServer(dir, host, port, bundle) + fmt.Sprintf(`%[6]skey:
+	name: %[3]q
+	algorithm: hmac-sha256
+	secret: %[4]q
+zone:
+	name: %[5]q
+	zonefile: "zone.db"
+	allow-notify: %[1]s NOKEY
+	request-xfr: %[2]s
+	outgoing-interface: %[8]s
+	%[7]s
+`, phost, request, p.Key.Name, p.Key.Secret, p.Zone, tlsAuth, provide, host)
+	return startNSD(t, nsd, dir, addr, conf)
+}
+
+// nsdServer returns the server and remote-control clauses of an NSD
+// answering on host and port with its files in dir; extra is another line
+// of the server clause.
+func nsdServer(dir, host, port, extra string) string {
+	return fmt.Sprintf(`server:
 	ip-address: %[2]s
 	port: %[3]s
 	server-count: 1
@@ -148,28 +167,22 @@ func StartNSD(t testing.TB, addr string, p Primary, opts ...Option) *Server {
 	chroot: ""
 	zonesdir: %[1]q
 	database: ""
-	pidfile: %[9]q
-	xfrdfile: %[10]q
+	pidfile: "%[1]s/nsd.pid"
+	xfrdfile: "%[1]s/xfrd.state"
 	xfrdir: %[1]q
 	zonelistfile: "%[1]s/zone.list"
 	verbosity: 2
 	hide-version: yes
-	%[12]s
+	%[4]s
 remote-control:
 	control-enable: no
-%[13]skey:
-	name: %[6]q
-	algorithm: hmac-sha256
-	secret: %[7]q
-zone:
-	name: %[8]q
-	zonefile: "zone.db"
-	allow-notify: %[4]s NOKEY
-	request-xfr: %[5]s
-	outgoing-interface: %[2]s
-	%[11]s
-`, dir, host, port, phost, request, p.Key.Name, p.Key.Secret, p.Zone,
-		filepath.Join(dir, "nsd.pid"), filepath.Join(dir, "xfrd.state"), provide, bundle, tlsAuth)
+`, dir, host, port, extra)
+}
+
+// startNSD runs NSD with the configuration conf, written into dir, and
+// waits until it answers on addr.
+func startNSD(t testing.TB, nsd, dir, addr, conf string) *Server {
+	t.Helper()
 	writeFile(t, filepath.Join(dir, "nsd.conf"), conf)
 	s := &Server{Name: "NSD", Addr: addr}
 	s.out = run(t, nsd, "-d", "-c", filepath.Join(dir, "nsd.conf"))
