@@ -108,9 +108,9 @@ func startXoTPrimary(t *testing.T, certs xotCerts, to ...string) (*coreDNS, *etc
 // TestXoTSecondaries runs BIND 9 and NSD as secondaries that transfer the
 // hidden primary's zone over TLS (RFC 9103) with TSIG, verifying its
 // certificate against the lab CA, notified over UDP: both serve the zone
-// and follow a change. A secondary that trusts another CA gets nothing, and
-// neither does a plain TCP transfer on the TLS port. Go's and dig's XoT
-// clients negotiate ALPN "dot".
+// and follow a change. Neither a plain TCP transfer on the TLS port nor one
+// over TLS without TSIG gets the zone. Go's and dig's XoT clients
+// negotiate ALPN "dot".
 func TestXoTSecondaries(t *testing.T) {
 	certs := writeXoTCerts(t)
 	bindAddr, nsdAddr := nameserver.FreeLoopbackAddr(t), nameserver.FreeLoopbackAddr(t)
@@ -123,8 +123,11 @@ func TestXoTSecondaries(t *testing.T) {
 	if rrs, err := nameserver.TryAXFR(tlsAddr, "example.com.", &nameserver.TestKey); err == nil {
 		t.Errorf("a plain TCP AXFR from the TLS port got %d records", len(rrs))
 	}
-	if rrs := xotAXFR(t, tlsAddr, certs); len(rrs) < 4 {
-		t.Errorf("AXFR over TLS: %d records", len(rrs))
+	if rrs, err := xotAXFR(tlsAddr, certs, &nameserver.TestKey); err != nil || len(rrs) < 4 {
+		t.Errorf("AXFR over TLS: %d records, %v", len(rrs), err)
+	}
+	if rrs, err := xotAXFR(tlsAddr, certs, nil); err == nil {
+		t.Errorf("an AXFR over TLS without TSIG got %d records", len(rrs))
 	}
 	digXoT(t, tlsAddr, certs)
 
@@ -189,30 +192,11 @@ func checkALPN(t *testing.T, addr string, certs xotCerts) {
 	}
 }
 
-// xotAXFR transfers example.com over TLS from addr with the test's TSIG
-// key, verifying the certificate with certs' CA.
-func xotAXFR(t *testing.T, addr string, certs xotCerts) []dns.RR {
-	t.Helper()
-	m := new(dns.Msg)
-	m.SetAxfr("example.com.")
-	m.SetTsig(nameserver.TestKey.Name, dns.HmacSHA256, 300, time.Now().Unix())
-	tr := &dns.Transfer{
-		DialTimeout: 2 * time.Second, ReadTimeout: 5 * time.Second,
-		TsigSecret: map[string]string{nameserver.TestKey.Name: nameserver.TestKey.Secret},
-		TLS:        &tls.Config{RootCAs: certs.pool, ServerName: xotHost, NextProtos: []string{"dot"}},
-	}
-	envs, err := tr.In(m, addr)
-	if err != nil {
-		t.Fatalf("AXFR over TLS: %v", err)
-	}
-	var rrs []dns.RR
-	for env := range envs {
-		if env.Error != nil {
-			t.Fatalf("AXFR over TLS: %v", env.Error)
-		}
-		rrs = append(rrs, env.RR...)
-	}
-	return rrs
+// xotAXFR transfers example.com over TLS from addr, signed with key
+// unless it is nil, verifying the certificate with certs' CA and offering
+// ALPN "dot".
+func xotAXFR(addr string, certs xotCerts, key *nameserver.Key) ([]dns.RR, error) {
+	return nameserver.TryXoT(addr, "example.com.", key, &tls.Config{RootCAs: certs.pool, ServerName: xotHost, NextProtos: []string{"dot"}})
 }
 
 // digXoT transfers example.com over TLS from addr with BIND's dig, which

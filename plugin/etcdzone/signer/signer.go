@@ -149,7 +149,7 @@ func (s *Signer) Apply(changes []RRset, now time.Time) (Diff, error) {
 	d := &Diff{}
 	var errs []error
 	touched := map[*node]map[uint16]bool{}
-	buf := make([]byte, dns.MaxMsgSize)
+	buf := make([]byte, 512)
 	for _, c := range changes {
 		name, ok := canonical(c.Name)
 		switch {
@@ -194,6 +194,9 @@ func (s *Signer) rrset(name string, c RRset, buf []byte) ([]dns.RR, error) {
 		if !ok || owner != name || rr.Header().Rrtype != c.Type || rr.Header().Class != dns.ClassINET {
 			bad++
 			continue
+		}
+		if l := dns.Len(rr); l > len(buf) {
+			buf = make([]byte, l)
 		}
 		if _, err := dns.PackRR(rr, buf, 0, nil, false); err != nil {
 			bad++
