@@ -59,7 +59,10 @@
 // holding the DNSKEY set of the step before does not know. A KSK added is
 // published with its CDS and CDNSKEY at once and signs the DNSKEY set
 // beside the old one; a parent that scans CDS then holds both DS, until
-// the old KSK's files go.
+// the old KSK's files go. The signer keeps when it first saw each key in
+// memory only: after a restart in the middle of a rollover, the oldest ZSK
+// signs again until the newer ones have been published for PublishWait
+// anew (safe, and costs a second full re-sign).
 //
 // For answers: RRSIGs(name, type) gives an RRset's signatures; Denial(name)
 // the NSEC3 (NSEC) record of a name in the chain (NODATA); Cover(name) the
