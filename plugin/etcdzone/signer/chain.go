@@ -56,7 +56,7 @@ func (s *Signer) settle(touched map[*node]map[uint16]bool, now time.Time, d *Dif
 	}
 	s.signAll(jobs, now, d)
 	for n := range touched {
-		if len(n.sets) == 0 && n.below == 0 && !n.inChain {
+		if !n.has() && n.below == 0 && !n.inChain {
 			delete(s.nodes, n.name)
 		}
 	}
@@ -66,15 +66,17 @@ func (s *Signer) settle(touched map[*node]map[uint16]bool, now time.Time, d *Dif
 // authoritative and were changed (or are not signed yet), and drops the
 // signatures of those that are gone or no longer authoritative.
 func (s *Signer) settleSigs(n *node, changed map[uint16]bool, jobs []job, d *Diff) []job {
-	for t, sigs := range n.sigs {
-		if len(n.sets[t]) == 0 || !s.signable(n, t) {
-			d.Removed = append(d.Removed, sigs...)
-			delete(n.sigs, t)
+	for i := range n.sets {
+		r := &n.sets[i]
+		if len(r.rrs) == 0 || !s.signable(n, r.t) {
+			d.Removed = append(d.Removed, r.sigs...)
+			r.sigs = nil
 		}
 	}
-	for t := range n.sets {
-		if s.signable(n, t) && (changed[t] || len(n.sigs[t]) == 0) {
-			jobs = append(jobs, s.resign(n, t, d))
+	n.compact()
+	for _, r := range n.sets {
+		if s.signable(n, r.t) && (changed[r.t] || len(r.sigs) == 0) {
+			jobs = append(jobs, s.resign(n, r.t, d))
 		}
 	}
 	return jobs
@@ -143,12 +145,12 @@ func (s *Signer) denialRecord(n, next *node) dns.RR {
 func (s *Signer) bitmap(n *node) []uint16 {
 	var types []uint16
 	signed := false
-	for t := range n.sets {
-		if s.isCut(n) && t != dns.TypeNS && t != dns.TypeDS {
+	for _, r := range n.sets {
+		if len(r.rrs) == 0 || s.isCut(n) && r.t != dns.TypeNS && r.t != dns.TypeDS {
 			continue
 		}
-		types = append(types, t)
-		signed = signed || s.signable(n, t)
+		types = append(types, r.t)
+		signed = signed || s.signable(n, r.t)
 	}
 	if s.opts.NSEC {
 		// The NSEC record itself is signed.
@@ -164,7 +166,7 @@ func (s *Signer) bitmap(n *node) []uint16 {
 // TTL and its MINIMUM (RFC 9077), 300 s while the zone has no SOA.
 func (s *Signer) negativeTTL() uint32 {
 	if apex := s.nodes[s.origin]; apex != nil {
-		return negativeTTL(apex.sets[dns.TypeSOA])
+		return negativeTTL(apex.records(dns.TypeSOA))
 	}
 	return negativeTTL(nil)
 }

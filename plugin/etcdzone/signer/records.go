@@ -23,16 +23,16 @@ func (s *Signer) Records() []dns.RR {
 	slices.SortFunc(names, func(a, b *node) int { return strings.Compare(keys[a], keys[b]) })
 	var out []dns.RR
 	if apex := s.nodes[s.origin]; apex != nil {
-		out = append(out, apex.sets[dns.TypeSOA]...)
+		out = append(out, apex.records(dns.TypeSOA)...)
 	}
 	for _, n := range names {
-		for _, t := range sortedTypes(n.sets) {
-			if n.name != s.origin || t != dns.TypeSOA {
-				out = append(out, n.sets[t]...)
+		for _, r := range n.sets {
+			if n.name != s.origin || r.t != dns.TypeSOA {
+				out = append(out, r.rrs...)
 			}
 		}
-		for _, t := range sortedTypes(n.sigs) {
-			out = append(out, n.sigs[t]...)
+		for _, r := range n.sets {
+			out = append(out, r.sigs...)
 		}
 		if n.denial != nil {
 			out = append(out, n.denial)
@@ -42,21 +42,13 @@ func (s *Signer) Records() []dns.RR {
 	return out
 }
 
-// sortedTypes returns the types of m in ascending order.
-func sortedTypes(m map[uint16][]dns.RR) []uint16 {
-	types := make([]uint16, 0, len(m))
-	for t := range m {
-		types = append(types, t)
-	}
-	slices.Sort(types)
-	return types
-}
-
 // RRSIGs returns the signatures of name's RRset of type t (none if it is
 // not signed), for an answer to a query with DO.
 func (s *Signer) RRSIGs(name string, t uint16) []dns.RR {
 	if n := s.lookup(name); n != nil {
-		return n.sigs[t]
+		if r := n.get(t); r != nil {
+			return r.sigs
+		}
 	}
 	return nil
 }

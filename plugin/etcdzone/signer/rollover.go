@@ -160,7 +160,7 @@ func (s *Signer) publishKeys(d *Diff) map[*node]map[uint16]bool {
 func (s *Signer) setOwn(t uint16, rrs []dns.RR, touched map[*node]map[uint16]bool, d *Diff) {
 	var old []dns.RR
 	if apex := s.nodes[s.origin]; apex != nil {
-		old = apex.sets[t]
+		old = apex.records(t)
 	}
 	if sameSet(old, rrs) {
 		return

@@ -75,9 +75,10 @@ func (s *Signer) resign(n *node, t uint16, d *Diff) job {
 		n.denialSigs = nil
 		return job{n: n, set: []dns.RR{n.denial}, keys: s.signers(n, n.denial.Header().Rrtype)}
 	}
-	d.Removed = append(d.Removed, n.sigs[t]...)
-	delete(n.sigs, t)
-	return job{n: n, t: t, set: n.sets[t], keys: s.signers(n, t)}
+	r := n.get(t)
+	d.Removed = append(d.Removed, r.sigs...)
+	r.sigs = nil
+	return job{n: n, t: t, set: r.rrs, keys: s.signers(n, t)}
 }
 
 // signAll does jobs, on every CPU when they are many (a zone's first
@@ -99,7 +100,7 @@ func (s *Signer) signAll(jobs []job, now time.Time, d *Diff) {
 		if j.t == 0 {
 			j.n.denialSigs = sigs[i]
 		} else {
-			j.n.sigs[j.t] = sigs[i]
+			j.n.get(j.t).sigs = sigs[i]
 		}
 		d.Added = append(d.Added, sigs[i]...)
 	}
@@ -114,9 +115,9 @@ func (s *Signer) Refresh(now time.Time) Diff {
 	s.ripen(now)
 	var jobs []job
 	for _, n := range s.nodes {
-		for t, sigs := range n.sigs {
-			if s.stale(sigs, s.signers(n, t), now) {
-				jobs = append(jobs, s.resign(n, t, d))
+		for _, r := range n.sets {
+			if len(r.sigs) > 0 && s.stale(r.sigs, s.signers(n, r.t), now) {
+				jobs = append(jobs, s.resign(n, r.t, d))
 			}
 		}
 		if n.denial != nil && s.stale(n.denialSigs, s.signers(n, n.denial.Header().Rrtype), now) {

@@ -91,13 +91,59 @@ type Signer struct {
 // non-terminal above one.
 type node struct {
 	name       string
-	order      string              // its place in the chain: the NSEC3 hash, or orderKey
-	sets       map[uint16][]dns.RR // its RRsets as given (and the apex's key records)
-	sigs       map[uint16][]dns.RR // their RRSIGs
-	below      int                 // names with records below it
+	order      string  // its place in the chain: the NSEC3 hash, or orderKey
+	sets       []rrset // its RRsets as given (and the apex's key records), by type
+	below      int     // names with records below it
 	inChain    bool
 	denial     dns.RR // its NSEC3 or NSEC record, while in the chain
 	denialSigs []dns.RR
+}
+
+// rrset is one RRset of a node and its signatures. An rrset without
+// records keeps its signatures until they are dropped (and reported).
+type rrset struct {
+	t         uint16
+	rrs, sigs []dns.RR
+}
+
+// get returns n's rrset of type t, nil if it has none.
+func (n *node) get(t uint16) *rrset {
+	for i := range n.sets {
+		if n.sets[i].t == t {
+			return &n.sets[i]
+		}
+	}
+	return nil
+}
+
+// records returns n's records of type t.
+func (n *node) records(t uint16) []dns.RR {
+	if r := n.get(t); r != nil {
+		return r.rrs
+	}
+	return nil
+}
+
+// has reports whether n has records.
+func (n *node) has() bool {
+	return slices.ContainsFunc(n.sets, func(r rrset) bool { return len(r.rrs) > 0 })
+}
+
+// put makes rrs n's records of type t (none: it has none).
+func (n *node) put(t uint16, rrs []dns.RR) {
+	if r := n.get(t); r != nil {
+		r.rrs = rrs
+		return
+	}
+	if len(rrs) > 0 {
+		i, _ := slices.BinarySearchFunc(n.sets, t, func(r rrset, t uint16) int { return int(r.t) - int(t) })
+		n.sets = slices.Insert(n.sets, i, rrset{t: t, rrs: rrs})
+	}
+}
+
+// compact forgets n's rrsets that hold neither records nor signatures.
+func (n *node) compact() {
+	n.sets = slices.DeleteFunc(n.sets, func(r rrset) bool { return len(r.rrs) == 0 && len(r.sigs) == 0 })
 }
 
 // New returns the Signer of the zone origin with keys (from ReadKeys), at
@@ -222,14 +268,10 @@ func (s *Signer) rrset(name string, c RRset, buf []byte) ([]dns.RR, error) {
 // counts of names below each node.
 func (s *Signer) set(name string, t uint16, rrs []dns.RR, touched map[*node]map[uint16]bool) {
 	n := s.node(name)
-	had, old := len(n.sets) > 0, n.sets[t]
-	if len(rrs) == 0 {
-		delete(n.sets, t)
-	} else {
-		n.sets[t] = rrs
-	}
+	had, old := n.has(), n.records(t)
+	n.put(t, rrs)
 	touch(touched, n, t)
-	if has := len(n.sets) > 0; has != had && name != s.origin {
+	if has := n.has(); has != had && name != s.origin {
 		step := 1
 		if !has {
 			step = -1
@@ -273,7 +315,7 @@ func touch(touched map[*node]map[uint16]bool, n *node, t uint16) {
 func (s *Signer) node(name string) *node {
 	n := s.nodes[name]
 	if n == nil {
-		n = &node{name: name, sets: map[uint16][]dns.RR{}, sigs: map[uint16][]dns.RR{}}
+		n = &node{name: name}
 		if s.opts.NSEC {
 			n.order = orderKey(name)
 		} else {
@@ -285,7 +327,7 @@ func (s *Signer) node(name string) *node {
 }
 
 // isCut reports whether n is a delegation: NS records below the apex.
-func (s *Signer) isCut(n *node) bool { return n.name != s.origin && len(n.sets[dns.TypeNS]) > 0 }
+func (s *Signer) isCut(n *node) bool { return n.name != s.origin && len(n.records(dns.TypeNS)) > 0 }
 
 // occluded reports whether name lies below a delegation.
 func (s *Signer) occluded(name string) bool {
@@ -317,5 +359,5 @@ func (s *Signer) wantChain(n *node) bool {
 	if s.occluded(n.name) {
 		return false
 	}
-	return len(n.sets) > 0 || !s.opts.NSEC && n.below > 0
+	return n.has() || !s.opts.NSEC && n.below > 0
 }
