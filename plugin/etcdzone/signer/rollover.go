@@ -94,10 +94,16 @@ func (s *Signer) ripen(now time.Time) {
 // published for PublishWait; a key that is gone is no longer published,
 // and what it signed is signed again by the keys there are. It returns
 // what changed, or an error (and changes nothing) for a key set New would
-// refuse.
+// refuse, or one of another algorithm than the zone's.
 func (s *Signer) SetKeys(keys []*Key, now time.Time) (Diff, error) {
 	if err := checkKeys(keys); err != nil {
 		return Diff{}, err
+	}
+	if alg := s.keys[0].DNSKEY.Algorithm; keys[0].DNSKEY.Algorithm != alg {
+		// Resolvers that hold the parent's DS of the old algorithm would
+		// find the zone bogus: an algorithm rollover takes both at once.
+		return Diff{}, fmt.Errorf("%s: algorithm %s, the zone's keys are %s: changing algorithms is not supported", keys[0].Prefix,
+			dns.AlgorithmToString[keys[0].DNSKEY.Algorithm], dns.AlgorithmToString[alg])
 	}
 	var next []*keyState
 	for _, k := range keys {

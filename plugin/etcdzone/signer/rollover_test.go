@@ -188,9 +188,12 @@ func TestBadInput(t *testing.T) {
 	if _, err := New("example.com.", keys, Options{Validity: time.Hour, Refresh: time.Hour}, time.Now()); err == nil {
 		t.Error("New with a refresh as long as the validity")
 	}
-	mixed := append(makeKeys(t, []uint16{257}, dns.ED25519), keys...)
-	if _, err := s.SetKeys(mixed, time.Now()); err == nil {
+	ed25519 := makeKeys(t, []uint16{257}, dns.ED25519)
+	if _, err := s.SetKeys(append(ed25519, keys...), time.Now()); err == nil {
 		t.Error("SetKeys with two algorithms")
+	}
+	if _, err := s.SetKeys(ed25519, time.Now()); err == nil || !strings.Contains(err.Error(), "changing algorithms is not supported") {
+		t.Errorf("SetKeys with another algorithm: %v", err)
 	}
 	if _, err := New("example.org.", keys, Options{}, time.Now()); err == nil {
 		t.Error("New with another zone's key")
