@@ -41,6 +41,7 @@ const examplesDir = "../corefile-examples"
 // placeholders from the environment, as it does for users.
 var examplePorts = strings.NewReplacer(
 	"{$DNS_PORT}", "{port:dns}",
+	"{$XOT_PORT}", "{port:xot}",
 	"{$INTERNAL_PORT}", "{port:internal}",
 	"{$EXTERNAL_PORT}", "{port:external}",
 	"{$HEALTH_PORT}", "{httpport:health}",
@@ -72,6 +73,8 @@ func TestCorefileExamples(t *testing.T) {
 	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal))
 	env, key := exampleEnv(t, etcd)
 	secondary := env["SECONDARY"]
+	certs := writeXoTCerts(t)
+	env["TLS_CERT"], env["TLS_KEY"] = certs.certFile, certs.keyFile
 	setEnv(t, env)
 	signed := func(t *testing.T, addr string) {
 		checkExternalView(t, addr, exampleDomain, exampleGlobal)
@@ -114,6 +117,9 @@ func TestCorefileExamples(t *testing.T) {
 		}},
 		{"hidden-primary.Corefile", func(c *coreDNS) []view {
 			return []view{{"external", c.Addr("dns"), checkHiddenPrimary(secondary)}}
+		}},
+		{"xot-primary.Corefile", func(c *coreDNS) []view {
+			return []view{{"external", c.Addr("dns"), checkXoTPrimary(c.Addr("xot"), certs)}}
 		}},
 	}
 	files, err := filepath.Glob(filepath.Join(examplesDir, "*.Corefile"))

@@ -36,6 +36,7 @@ func setup(c *caddy.Controller) error {
 		x.Next = next
 		return x
 	})
+	expectDoT(c, x.cfg)
 	c.OnStartup(func() error { return x.start(x.cfg) })
 	c.OnShutdown(x.shutdown)
 	return nil
