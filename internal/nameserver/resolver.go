@@ -13,7 +13,9 @@ import (
 // StartUnbound starts Debian's Unbound on addr as a validating resolver
 // that asks stubAddr (host:port) for zone and trusts anchors (DS or DNSKEY
 // records in zone-file format) as a lab's trust anchors. It asks nothing
-// else, so it serves a lab with no root. It stops when t ends.
+// else, so it serves a lab with no root. It keeps answers for a second at
+// most, so that each question soon reaches the lab's servers again. It stops
+// when t ends.
 func StartUnbound(t testing.TB, addr, zone, stubAddr string, anchors ...string) *Server {
 	t.Helper()
 	unbound := prereq.Program(t, "unbound", "unbound")
@@ -38,6 +40,8 @@ func StartUnbound(t testing.TB, addr, zone, stubAddr string, anchors ...string) 
 	val-log-level: 2
 	do-not-query-localhost: no
 	module-config: "validator iterator"
+	cache-max-ttl: 1
+	cache-max-negative-ttl: 1
 %[7]sstub-zone:
 	name: %[4]q
 	stub-addr: %[5]s@%[6]s

@@ -52,6 +52,8 @@ type EtcdZone struct {
 	updateLease time.Duration
 	// journalRecords and journalBytes bound each zone's journal.
 	journalRecords, journalBytes int
+	// dnssec says how to sign the zones; no keys: unsigned.
+	dnssec dnssecConfig
 	// where is the Corefile's file and line of the directive, for
 	// start-up errors.
 	where string
@@ -154,13 +156,21 @@ func deepest(zones []*hosted, name string) *hosted {
 // answer returns the reply to state's query for a name in z, from z's
 // current version; a zone not loaded yet gets SERVFAIL.
 func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *hosted) *dns.Msg {
+	if z.signing != nil {
+		return x.signedAnswer(ctx, state, z)
+	}
 	v := z.current.Load()
 	if v == nil {
-		m := new(dns.Msg)
-		m.SetRcode(state.Req, dns.RcodeServerFailure)
-		return m
+		return serverFailure(state)
 	}
 	return v.Answer(ctx, state, x.served)
+}
+
+// serverFailure returns the SERVFAIL reply to state's query.
+func serverFailure(state request.Request) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetRcode(state.Req, dns.RcodeServerFailure)
+	return m
 }
 
 // served reports whether name lies in one of x's zones, outside the

@@ -48,6 +48,9 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	if err != nil {
 		return err
 	}
+	if err := x.newSigners(zones); err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup
@@ -70,6 +73,10 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		if x.xfr != nil {
 			done.Add(1)
 			go func() { defer done.Done(); x.announce(ctx, z) }()
+		}
+		if z.signing != nil {
+			done.Add(1)
+			go func() { defer done.Done(); z.signing.run(ctx, z) }()
 		}
 	}
 	x.stop = func() {

@@ -48,6 +48,8 @@ type Version struct {
 	elems []*tree.Elem
 	// count is the number of records in the tree.
 	count int
+	// signed is the number of records a signer adds to v (see Signed).
+	signed int
 }
 
 // SOA returns v's SOA record.
