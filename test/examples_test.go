@@ -66,7 +66,7 @@ const upstreamCorefile = `example.org:{port:upstream} {
 // Ingress's record as external-dns writes it, and asks each listener: an
 // internal view answers the internal address and forwards other names (to a
 // resolver of the test, on loopback), an external view answers the global
-// address and refuses other names; the DNSSEC example signs the rewritten
+// address and refuses other names; the DNSSEC examples sign the rewritten
 // answer. Each example's health, ready and metrics listeners answer too.
 func TestCorefileExamples(t *testing.T) {
 	etcd := startEtcd(t)
@@ -117,6 +117,10 @@ func TestCorefileExamples(t *testing.T) {
 		}},
 		{"hidden-primary.Corefile", func(c *coreDNS) []view {
 			return []view{{"external", c.Addr("dns"), checkHiddenPrimary(secondary)}}
+		}},
+		{"signed-primary.Corefile", func(c *coreDNS) []view {
+			// Its secondaries' part: TestSignedPrimarySecondaries.
+			return []view{{"external", c.Addr("dns"), signed}}
 		}},
 		{"xot-primary.Corefile", func(c *coreDNS) []view {
 			return []view{{"external", c.Addr("dns"), checkXoTPrimary(c.Addr("xot"), certs)}}
