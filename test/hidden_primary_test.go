@@ -62,7 +62,7 @@ func startHiddenPrimary(t *testing.T, to ...string) (*coreDNS, *etcdtest.Server,
 
 // startHiddenPrimaryOf is startHiddenPrimary with corefile, one with
 // hiddenPrimaryCorefile's placeholders.
-func startHiddenPrimaryOf(t *testing.T, corefile string, to ...string) (*coreDNS, *etcdtest.Server, string) {
+func startHiddenPrimaryOf(t testing.TB, corefile string, to ...string) (*coreDNS, *etcdtest.Server, string) {
 	t.Helper()
 	etcd := startEtcd(t)
 	putRecords(t, etcd,
@@ -86,7 +86,7 @@ func startHiddenPrimaryOf(t *testing.T, corefile string, to ...string) (*coreDNS
 }
 
 // putGlobal sets the hidden primary's global addresses.
-func putGlobal(t *testing.T, etcd *etcdtest.Server, value string) {
+func putGlobal(t testing.TB, etcd *etcdtest.Server, value string) {
 	t.Helper()
 	if _, err := etcd.Client().Put(context.Background(), globalKey, value); err != nil {
 		t.Fatal(err)

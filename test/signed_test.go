@@ -12,6 +12,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/nameserver"
+	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/internal/prereq"
 
 	"github.com/miekg/dns"
@@ -21,11 +22,26 @@ import (
 // signing with keys (key file prefixes or a directory of key files), with
 // the etcdzone properties extra, notifying to. It returns the primary's
 // etcd too.
-func startSignedPrimary(t *testing.T, keys, extra string, to ...string) (*coreDNS, *etcdtest.Server) {
+func startSignedPrimary(t testing.TB, keys, extra string, to ...string) (*coreDNS, *etcdtest.Server) {
 	t.Helper()
 	corefile := strings.Replace(hiddenPrimaryCorefile, "\t\tretry 86400\n", "\t\tretry 86400\n\t\tdnssec "+keys+"\n"+extra, 1)
 	primary, etcd, _ := startHiddenPrimaryOf(t, corefile, to...)
 	return primary, etcd
+}
+
+// startSignedNSD starts a signing hidden primary (see startSignedPrimary)
+// whose zone has the wildcard *.apps.example.com too, and an NSD secondary
+// of it, and waits until NSD serves the signed zone.
+func startSignedNSD(t testing.TB, keys, extra string) (*etcdtest.Server, *nameserver.Server) {
+	t.Helper()
+	nsdAddr := nameserver.FreeLoopbackAddr(t)
+	primary, etcd := startSignedPrimary(t, keys, extra, nsdAddr)
+	putRecords(t, etcd, a("*.apps.example.com", "192.168.0.80"))
+	nsd := nameserver.StartNSD(t, nsdAddr, nameserver.Primary{Zone: "example.com.", Addr: primary.Addr("primary"), Key: nameserver.TestKey})
+	poll.Until(t, 10*time.Second, "NSD's signed zone", func() error {
+		return signedAnswer(nsd.Addr, "x.apps.example.com.", dns.TypeA, "203.0.113.10")
+	})
+	return etcd, nsd
 }
 
 // signedQuery asks addr for name's records of qtype with DO set, over TCP.
@@ -199,36 +215,49 @@ func checkIXFR(t *testing.T, addr string, soa *dns.SOA) {
 
 // TestSignedPrimaryRefresh signs with a validity of 40 s, refreshed when 25
 // s are left: Unbound, asking the NSD secondary all along (it keeps nothing
-// longer than a second), answers securely across several validity
-// periods, also while etcd is down for longer than one.
+// longer than a second; nor does it take a signature past its expiry),
+// answers securely for 70 s, and NSD's signatures are never about to
+// expire, also while etcd is down for 46 s, longer than a validity.
 func TestSignedPrimaryRefresh(t *testing.T) {
 	key, keyFile := writeKey(t, "example.com.")
-	nsdAddr := nameserver.FreeLoopbackAddr(t)
-	primary, etcd := startSignedPrimary(t, keyFile, "\t\tdnssec_validity 40s\n\t\tdnssec_refresh 25s\n\t\tdnssec_jitter 3s\n", nsdAddr)
-	putRecords(t, etcd, a("*.apps.example.com", "192.168.0.80"))
-	nsd := nameserver.StartNSD(t, nsdAddr, nameserver.Primary{Zone: "example.com.", Addr: primary.Addr("primary"), Key: nameserver.TestKey})
-	eventually(t, 10*time.Second, "NSD's signed zone", func() error {
-		return signedAnswer(nsd.Addr, "x.apps.example.com.", dns.TypeA, "203.0.113.10")
-	})
+	etcd, nsd := startSignedNSD(t, keyFile, "\t\tdnssec_validity 40s\n\t\tdnssec_refresh 25s\n\t\tdnssec_jitter 3s\n")
 	unbound := nameserver.StartUnbound(t, nameserver.FreeLoopbackAddr(t), "example.com.", nsd.Addr, dsOf(key))
 	first := soaSerial(t, nsd.Addr, "example.com.")
-	for i := 0; time.Duration(i)*2*time.Second < 100*time.Second; i++ {
+	for i := 0; time.Duration(i)*2*time.Second < 70*time.Second; i++ {
 		switch i {
-		case 10:
+		case 7:
 			etcd.Stop()
 			t.Log("etcd stopped")
-		case 40:
+		case 30:
 			if err := etcd.Restart(); err != nil {
 				t.Fatal(err)
 			}
 			t.Log("etcd restarted")
 		}
 		validated(t, fmt.Sprintf("after %d s", 2*i), unbound.Addr)
+		if err := fresh(nsd.Addr); err != nil {
+			t.Errorf("after %d s: %v", 2*i, err)
+		}
 		time.Sleep(2 * time.Second) // the clock is what this test is about
 	}
 	if s := soaSerial(t, nsd.Addr, "example.com."); !serialNewer(s, first) {
 		t.Errorf("NSD's serial %d after the refreshes, %d before", s, first)
 	}
+}
+
+// fresh returns nil when addr's signature of app.example.com's A record
+// is valid for more than a few seconds yet.
+func fresh(addr string) error {
+	r, err := signedQuery(addr, "app.example.com.", dns.TypeA)
+	if err != nil {
+		return err
+	}
+	for _, rr := range r.Answer {
+		if sig, ok := rr.(*dns.RRSIG); ok && !sig.ValidityPeriod(time.Now().Add(3*time.Second)) {
+			return fmt.Errorf("a signature that expires at %v:\n%v", time.Unix(int64(sig.Expiration), 0), sig)
+		}
+	}
+	return nil
 }
 
 // writeKeyIn writes a key of zone with flags (256 ZSK, 257 KSK) into dir,
@@ -264,13 +293,7 @@ func TestSignedPrimaryZSKRollover(t *testing.T) {
 	dir := t.TempDir()
 	ksk, _ := writeKeyIn(t, dir, "example.com.", 257)
 	_, oldZSK := writeKeyIn(t, dir, "example.com.", 256)
-	nsdAddr := nameserver.FreeLoopbackAddr(t)
-	primary, etcd := startSignedPrimary(t, dir, "\t\tttl 2\n\t\tdnssec_validity 1h\n\t\tdnssec_refresh 10s\n\t\tdnssec_jitter 1s\n", nsdAddr)
-	putRecords(t, etcd, a("*.apps.example.com", "192.168.0.80"))
-	nsd := nameserver.StartNSD(t, nsdAddr, nameserver.Primary{Zone: "example.com.", Addr: primary.Addr("primary"), Key: nameserver.TestKey})
-	eventually(t, 10*time.Second, "NSD's signed zone", func() error {
-		return signedAnswer(nsd.Addr, "x.apps.example.com.", dns.TypeA, "203.0.113.10")
-	})
+	_, nsd := startSignedNSD(t, dir, "\t\tttl 2\n\t\tdnssec_validity 1h\n\t\tdnssec_refresh 10s\n\t\tdnssec_jitter 1s\n")
 	unbound := nameserver.StartUnbound(t, nameserver.FreeLoopbackAddr(t), "example.com.", nsd.Addr, dsOf(ksk))
 	validated(t, "before", unbound.Addr)
 
@@ -351,4 +374,25 @@ func signedBy(addr string, tag uint16) error {
 		return fmt.Errorf("app.example.com A signed by %v, want %d", tags, tag)
 	}
 	return nil
+}
+
+// TestSignedPrimaryStartErrors checks that a signed zone that can't be
+// signed stops CoreDNS from starting, with an error naming etcdzone, the
+// Corefile's line, the property and what is wrong.
+func TestSignedPrimaryStartErrors(t *testing.T) {
+	etcd := startEtcd(t)
+	_, otherZone := writeKey(t, "example.org.")
+	empty := t.TempDir()
+	for _, c := range []struct{ properties, want string }{
+		{"dnssec " + empty, "Corefile:4: dnssec " + empty + ": zone example.com.: no key of the zone"},
+		{"dnssec " + otherZone, "Corefile:4: dnssec " + otherZone + ": zone example.com.: no key of the zone"},
+		{"ds lab.example.com 12345 13 2 6A2B0C1E5D7F3A4B9C8D7E6F5A4B3C2D1E0F9A8B7C6D5E4F3A2B1C0D9E8F7A6B", "Corefile:4: ds needs dnssec"},
+		{"dnssec " + otherZone + "\n\t\tdnssec_validity 1h\n\t\tdnssec_refresh 2h", "Corefile:6: dnssec_validity, dnssec_refresh, dnssec_jitter: validity 1h0m0s must exceed refresh"},
+	} {
+		corefile := fmt.Sprintf("example.com:{port:dns} {\n\tetcdzone {\n\t\tns ns1.example.net\n\t\t%s\n\t}\n\tetcd example.com {\n\t\tendpoint %s\n\t}\n}\n", c.properties, etcd.Endpoint())
+		_, err := tryStartCoreDNS(t, corefile)
+		if err == nil || !strings.Contains(err.Error(), "plugin/etcdzone: "+c.want) {
+			t.Errorf("%s: want an error naming etcdzone and %q, got %v", c.properties, c.want, err)
+		}
+	}
 }

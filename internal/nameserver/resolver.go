@@ -14,7 +14,8 @@ import (
 // that asks stubAddr (host:port) for zone and trusts anchors (DS or DNSKEY
 // records in zone-file format) as a lab's trust anchors. It asks nothing
 // else, so it serves a lab with no root. It keeps answers for a second at
-// most, so that each question soon reaches the lab's servers again. It stops
+// most, so that each question soon reaches the lab's servers again, and
+// takes no signature past its expiry (no clock skew allowed). It stops
 // when t ends.
 func StartUnbound(t testing.TB, addr, zone, stubAddr string, anchors ...string) *Server {
 	t.Helper()
@@ -41,6 +42,8 @@ func StartUnbound(t testing.TB, addr, zone, stubAddr string, anchors ...string) 
 	do-not-query-localhost: no
 	module-config: "validator iterator"
 	cache-max-ttl: 1
+	val-sig-skew-min: 0
+	val-sig-skew-max: 0
 	cache-max-negative-ttl: 1
 %[7]sstub-zone:
 	name: %[4]q
