@@ -211,14 +211,17 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 # fuzz fuzzes the rewrite (FuzzRewrite: arbitrary replies from the backend
-# through ServeDNS with random configurations) and the UPDATE parser
+# through ServeDNS with random configurations), the UPDATE parser
 # (FuzzParseUpdate: arbitrary messages, what it accepts applied to stored
-# records) for FUZZTIME each. A failing input is written to the package's
+# records) and the zone signer (FuzzSigner: changes of odd names, empty
+# non-terminals, wildcards and delegations, checked against signing from
+# scratch) for FUZZTIME each. A failing input is written to the package's
 # testdata/fuzz/, where it then runs with every go test.
 FUZZTIME ?= 10m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/update/
+	$(GO) test -run '^$$' -fuzz '^FuzzSigner$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/signer/
 
 # image builds $(IMAGE):$(VERSION) and $(IMAGE):latest on $(BASE), with
 # docker when an engine answers, else with buildah (ENGINE=docker or

@@ -103,7 +103,7 @@ func verifySignatures(t *testing.T, key *dns.DNSKEY, rrs []dns.RR) {
 // a temporary directory as dnssec-keygen does: K<zone>+013+<tag>.key and
 // .private. It returns the public key and the files' common path, which is
 // what the dnssec plugin's `key file` takes.
-func writeKey(t *testing.T, zone string) (*dns.DNSKEY, string) {
+func writeKey(t testing.TB, zone string) (*dns.DNSKEY, string) {
 	t.Helper()
 	key := &dns.DNSKEY{
 		Hdr:       dns.RR_Header{Name: zone, Rrtype: dns.TypeDNSKEY, Class: dns.ClassINET, Ttl: 3600},

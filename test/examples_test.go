@@ -43,6 +43,7 @@ const examplesDir = "../corefile-examples"
 // placeholders from the environment, as it does for users.
 var examplePorts = strings.NewReplacer(
 	"{$DNS_PORT}", "{port:dns}",
+	"{$XOT_PORT}", "{port:xot}",
 	"{$INTERNAL_PORT}", "{port:internal}",
 	"{$EXTERNAL_PORT}", "{port:external}",
 	"{$HEALTH_PORT}", "{httpport:health}",
@@ -67,13 +68,15 @@ const upstreamCorefile = `example.org:{port:upstream} {
 // Ingress's record as external-dns writes it, and asks each listener: an
 // internal view answers the internal address and forwards other names (to a
 // resolver of the test, on loopback), an external view answers the global
-// address and refuses other names; the DNSSEC example signs the rewritten
+// address and refuses other names; the DNSSEC examples sign the rewritten
 // answer. Each example's health, ready and metrics listeners answer too.
 func TestCorefileExamples(t *testing.T) {
 	etcd := startEtcd(t)
 	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal))
 	env, key := exampleEnv(t, etcd)
 	secondary := env["SECONDARY"]
+	certs := writeXoTCerts(t)
+	env["TLS_CERT"], env["TLS_KEY"] = certs.certFile, certs.keyFile
 	setEnv(t, env)
 	signed := func(t *testing.T, addr string) {
 		checkExternalView(t, addr, exampleDomain, exampleGlobal)
@@ -116,6 +119,13 @@ func TestCorefileExamples(t *testing.T) {
 		}},
 		{"hidden-primary.Corefile", func(c *coreDNS) []view {
 			return []view{{"external", c.Addr("dns"), checkHiddenPrimary(secondary)}}
+		}},
+		{"signed-primary.Corefile", func(c *coreDNS) []view {
+			// Its secondaries' part: TestSignedPrimarySecondaries.
+			return []view{{"external", c.Addr("dns"), signed}}
+		}},
+		{"xot-primary.Corefile", func(c *coreDNS) []view {
+			return []view{{"external", c.Addr("dns"), checkXoTPrimary(c.Addr("xot"), certs)}}
 		}},
 	}
 	files, err := filepath.Glob(filepath.Join(examplesDir, "*.Corefile"))

@@ -57,6 +57,13 @@ const globalKey = "/globaladdr/example.com"
 // returns the primary's Corefile too, for a reload or a restart.
 func startHiddenPrimary(t *testing.T, to ...string) (*coreDNS, *etcdtest.Server, string) {
 	t.Helper()
+	return startHiddenPrimaryOf(t, hiddenPrimaryCorefile, to...)
+}
+
+// startHiddenPrimaryOf is startHiddenPrimary with corefile, one with
+// hiddenPrimaryCorefile's placeholders.
+func startHiddenPrimaryOf(t testing.TB, corefile string, to ...string) (*coreDNS, *etcdtest.Server, string) {
+	t.Helper()
 	etcd := startEtcd(t)
 	putRecords(t, etcd,
 		a("app.example.com", "192.168.0.51"),
@@ -69,17 +76,17 @@ func startHiddenPrimary(t *testing.T, to ...string) (*coreDNS, *etcdtest.Server,
 		a("db.secret.example.com", "10.0.0.5"),
 	)
 	putGlobal(t, etcd, "203.0.113.10 2001:db8::10")
-	corefile := strings.NewReplacer(
+	corefile = strings.NewReplacer(
 		"ETCD", etcd.Endpoint(),
 		"TO", strings.Join(to, " "),
 		"KEY", nameserver.TestKey.Name,
 		"SECRET", nameserver.TestKey.Secret,
-	).Replace(hiddenPrimaryCorefile)
+	).Replace(corefile)
 	return startCoreDNS(t, corefile), etcd, corefile
 }
 
 // putGlobal sets the hidden primary's global addresses.
-func putGlobal(t *testing.T, etcd *etcdtest.Server, value string) {
+func putGlobal(t testing.TB, etcd *etcdtest.Server, value string) {
 	t.Helper()
 	if _, err := etcd.Client().Put(context.Background(), globalKey, value); err != nil {
 		t.Fatal(err)

@@ -45,6 +45,17 @@ type Primary struct {
 	Zone string // fully qualified
 	Addr string // host:port of the primary
 	Key  Key
+	// TLS, when set, makes the secondary transfer over TLS (XoT, RFC 9103)
+	// instead of TCP. Knot (Debian's 3.2) cannot.
+	TLS *XoT
+}
+
+// XoT is a primary's listener for transfers over TLS, and what a
+// secondary verifies its certificate with.
+type XoT struct {
+	Addr     string // host:port of the primary's TLS listener
+	CAFile   string // the PEM file of the certificates the secondary trusts
+	Hostname string // the name the primary's certificate must carry
 }
 
 // Refusing makes a secondary refuse to transfer its copy, as one that
@@ -77,9 +88,15 @@ func StartBIND(t testing.TB, addr string, p Primary, opts ...Option) *Server {
 	if optionsOf(opts).refusing {
 		allow = "none"
 	}
-	conf := fmt.Sprintf(`options {
+	tlsClause, primaries := "", fmt.Sprintf("%s port %s key %q", phost, pport, p.Key.Name)
+	if p.TLS != nil {
+		thost, tport, _ := net.SplitHostPort(p.TLS.Addr)
+		tlsClause = fmt.Sprintf("tls primary-tls {\n\tca-file %q;\n\tremote-hostname %q;\n};\n", p.TLS.CAFile, p.TLS.Hostname)
+		primaries = fmt.Sprintf("%s port %s key %q tls primary-tls", thost, tport, p.Key.Name)
+	}
+	conf := tlsClause + fmt.Sprintf(`options {
 	directory %[1]q;
-	pid-file %[9]q;
+	pid-file %[8]q;
 	session-keyfile none;
 	listen-on port %[3]s { %[2]s; };
 	listen-on-v6 { none; };
@@ -89,17 +106,17 @@ func StartBIND(t testing.TB, addr string, p Primary, opts ...Option) *Server {
 	transfer-source %[2]s;
 };
 controls { };
-key %[6]q {
+key %[5]q {
 	algorithm hmac-sha256;
-	secret %[7]q;
+	secret %[6]q;
 };
-zone %[8]q {
+zone %[7]q {
 	type secondary;
-	primaries { %[4]s port %[5]s key %[6]q; };
+	primaries { %[4]s; };
 	file "zone.db";
-	allow-transfer { %[10]s; };
+	allow-transfer { %[9]s; };
 };
-`, dir, host, port, phost, pport, p.Key.Name, p.Key.Secret, p.Zone, filepath.Join(dir, "named.pid"), allow)
+`, dir, host, port, primaries, p.Key.Name, p.Key.Secret, p.Zone, filepath.Join(dir, "named.pid"), allow)
 	writeFile(t, filepath.Join(dir, "named.conf"), conf)
 	s := &Server{Name: "BIND", Addr: addr}
 	s.out = run(t, named, "-g", "-n", "1", "-c", filepath.Join(dir, "named.conf"))
@@ -116,7 +133,33 @@ func StartNSD(t testing.TB, addr string, p Primary, opts ...Option) *Server {
 	if optionsOf(opts).refusing {
 		provide = "provide-xfr: 0.0.0.0/0 BLOCKED\n\tprovide-xfr: ::0/0 BLOCKED"
 	}
-	conf := fmt.Sprintf(`server:
+	bundle, tlsAuth, request := "", "", fmt.Sprintf("%s@%s %s", phost, pport, p.Key.Name)
+	if p.TLS != nil {
+		thost, tport, _ := net.SplitHostPort(p.TLS.Addr)
+		bundle = fmt.Sprintf("tls-cert-bundle: %q", p.TLS.CAFile)
+		tlsAuth = fmt.Sprintf("tls-auth:\n\tname: primary-tls\n\tauth-domain-name: %q\n", p.TLS.Hostname)
+		request = fmt.Sprintf("%s@%s %s primary-tls", thost, tport, p.Key.Name)
+	}
+	conf := nsdServer(dir, host, port, bundle) + fmt.Sprintf(`%[6]skey:
+	name: %[3]q
+	algorithm: hmac-sha256
+	secret: %[4]q
+zone:
+	name: %[5]q
+	zonefile: "zone.db"
+	allow-notify: %[1]s NOKEY
+	request-xfr: %[2]s
+	outgoing-interface: %[8]s
+	%[7]s
+`, phost, request, p.Key.Name, p.Key.Secret, p.Zone, tlsAuth, provide, host)
+	return startNSD(t, nsd, dir, addr, conf)
+}
+
+// nsdServer returns the server and remote-control clauses of an NSD
+// answering on host and port with its files in dir; extra is another line
+// of the server clause.
+func nsdServer(dir, host, port, extra string) string {
+	return fmt.Sprintf(`server:
 	ip-address: %[2]s
 	port: %[3]s
 	server-count: 1
@@ -124,27 +167,22 @@ func StartNSD(t testing.TB, addr string, p Primary, opts ...Option) *Server {
 	chroot: ""
 	zonesdir: %[1]q
 	database: ""
-	pidfile: %[9]q
-	xfrdfile: %[10]q
+	pidfile: "%[1]s/nsd.pid"
+	xfrdfile: "%[1]s/xfrd.state"
 	xfrdir: %[1]q
-	zonelistfile: %[11]q
+	zonelistfile: "%[1]s/zone.list"
 	verbosity: 2
 	hide-version: yes
+	%[4]s
 remote-control:
 	control-enable: no
-key:
-	name: %[6]q
-	algorithm: hmac-sha256
-	secret: %[7]q
-zone:
-	name: %[8]q
-	zonefile: "zone.db"
-	allow-notify: %[4]s NOKEY
-	request-xfr: %[4]s@%[5]s %[6]s
-	outgoing-interface: %[2]s
-	%[12]s
-`, dir, host, port, phost, pport, p.Key.Name, p.Key.Secret, p.Zone,
-		filepath.Join(dir, "nsd.pid"), filepath.Join(dir, "xfrd.state"), filepath.Join(dir, "zone.list"), provide)
+`, dir, host, port, extra)
+}
+
+// startNSD runs NSD with the configuration conf, written into dir, and
+// waits until it answers on addr.
+func startNSD(t testing.TB, nsd, dir, addr, conf string) *Server {
+	t.Helper()
 	writeFile(t, filepath.Join(dir, "nsd.conf"), conf)
 	s := &Server{Name: "NSD", Addr: addr}
 	s.out = run(t, nsd, "-d", "-c", filepath.Join(dir, "nsd.conf"))
@@ -156,6 +194,9 @@ zone:
 // starts BIND.
 func StartKnot(t testing.TB, addr string, p Primary, opts ...Option) *Server {
 	t.Helper()
+	if p.TLS != nil {
+		t.Fatal("Knot 3.2 (Debian's) cannot transfer over TLS")
+	}
 	knotd := prereq.Program(t, "knotd", "knot")
 	dir, host, port, phost, pport := secondaryPlaces(t, addr, p)
 	acl := "[notify, transfer]"

@@ -44,3 +44,15 @@ controls { };
 	waitAnswering(t, s)
 	return s
 }
+
+// StartNSDPrimary starts NSD on addr as the primary of zone, from text in
+// zone-file format (a signed zone is served as it is: NSD cannot sign). It
+// stops when t ends.
+func StartNSDPrimary(t testing.TB, addr, zone, text string) *Server {
+	t.Helper()
+	nsd := prereq.Program(t, "nsd", "nsd")
+	dir := t.TempDir()
+	host, port, _ := net.SplitHostPort(addr)
+	writeFile(t, filepath.Join(dir, "zone.db"), text)
+	return startNSD(t, nsd, dir, addr, nsdServer(dir, host, port, "")+fmt.Sprintf("zone:\n\tname: %q\n\tzonefile: \"zone.db\"\n", zone))
+}

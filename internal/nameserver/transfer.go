@@ -1,6 +1,7 @@
 package nameserver
 
 import (
+	"crypto/tls"
 	"testing"
 	"time"
 
@@ -20,9 +21,15 @@ func AXFR(t testing.TB, addr, zone string, key *Key) []dns.RR {
 
 // TryAXFR is AXFR that returns the error.
 func TryAXFR(addr, zone string, key *Key) ([]dns.RR, error) {
+	return TryXoT(addr, zone, key, nil)
+}
+
+// TryXoT is TryAXFR over TLS with cfg (RFC 9103: offer ALPN "dot" in
+// it), or over TCP when cfg is nil.
+func TryXoT(addr, zone string, key *Key, cfg *tls.Config) ([]dns.RR, error) {
 	m := new(dns.Msg)
 	m.SetAxfr(zone)
-	tr := &dns.Transfer{DialTimeout: 2 * time.Second, ReadTimeout: 5 * time.Second}
+	tr := &dns.Transfer{DialTimeout: 2 * time.Second, ReadTimeout: 5 * time.Second, TLS: cfg}
 	if key != nil {
 		m.SetTsig(key.Name, dns.HmacSHA256, 300, time.Now().Unix())
 		tr.TsigSecret = map[string]string{key.Name: key.Secret}

@@ -52,6 +52,8 @@ type EtcdZone struct {
 	updateLease time.Duration
 	// journalRecords and journalBytes bound each zone's journal.
 	journalRecords, journalBytes int
+	// dnssec says how to sign the zones; no keys: unsigned.
+	dnssec dnssecConfig
 	// where is the Corefile's file and line of the directive, for
 	// start-up errors.
 	where string
@@ -132,14 +134,22 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
 	}
 	state := request.Request{W: w, Req: r}
-	v := z.current.Load()
-	w.WriteMsg(x.answer(ctx, state, v))
-	if x.view != nil && v != nil {
+	w.WriteMsg(x.answer(ctx, state, z))
+	x.judged(ctx, state, z)
+	return dns.RcodeSuccess, nil
+}
+
+// judged tells the view, if any, what it did to the records of state's
+// name and type in z (zone.Version.Judged), for its metrics.
+func (x *EtcdZone) judged(ctx context.Context, state request.Request, z *hosted) {
+	if x.view == nil {
+		return
+	}
+	if v := z.current.Load(); v != nil {
 		if rrs := v.Judged(state.Name(), state.QType()); len(rrs) > 0 {
 			x.view.Judged(ctx, rrs)
 		}
 	}
-	return dns.RcodeSuccess, nil
 }
 
 // zoneOf returns the zone name is in, nil when it is in none of them.
@@ -158,15 +168,24 @@ func deepest(zones []*hosted, name string) *hosted {
 	return best
 }
 
-// answer returns the reply to state's query from v, a zone's current
-// version; a zone not loaded yet (nil) gets SERVFAIL.
-func (x *EtcdZone) answer(ctx context.Context, state request.Request, v *zone.Version) *dns.Msg {
+// answer returns the reply to state's query for a name in z, from z's
+// current version; a zone not loaded yet gets SERVFAIL.
+func (x *EtcdZone) answer(ctx context.Context, state request.Request, z *hosted) *dns.Msg {
+	if z.signing != nil {
+		return x.signedAnswer(ctx, state, z)
+	}
+	v := z.current.Load()
 	if v == nil {
-		m := new(dns.Msg)
-		m.SetRcode(state.Req, dns.RcodeServerFailure)
-		return m
+		return serverFailure(state)
 	}
 	return v.Answer(ctx, state, x.served)
+}
+
+// serverFailure returns the SERVFAIL reply to state's query.
+func serverFailure(state request.Request) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetRcode(state.Req, dns.RcodeServerFailure)
+	return m
 }
 
 // served reports whether name lies in one of x's zones, outside the
@@ -194,7 +213,7 @@ type chaser struct{ x *EtcdZone }
 // Lookup implements file.Upstreamer.
 func (c chaser) Lookup(ctx context.Context, state request.Request, name string, qtype uint16) (*dns.Msg, error) {
 	if z := c.x.zoneOf(name); z != nil {
-		return c.x.answer(ctx, state.NewWithQuestion(name, qtype), z.current.Load()), nil
+		return c.x.answer(ctx, state.NewWithQuestion(name, qtype), z), nil
 	}
 	return upstream.New().Lookup(ctx, state, name, qtype)
 }

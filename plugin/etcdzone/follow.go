@@ -50,5 +50,15 @@ func (f follower) Changed(changed map[string]bool, rev int64) {
 	f.x.commit(f.z, changed, f.z.serial.At(rev))
 }
 
-// Rejudge implements etcdtree.Follower.
-func (f follower) Rejudge() { f.x.rejudge(f.z) }
+// Rejudge implements etcdtree.Follower: it builds the zone again after its
+// view changed, and refreshes its signatures when their timer asks (the
+// signal is shared).
+func (f follower) Rejudge() {
+	if g := f.z.signing; g != nil && g.due.Swap(false) {
+		f.x.refresh(f.z)
+		if v := f.z.current.Load(); f.x.view == nil || v != nil && v.State == f.x.view.Current() {
+			return
+		}
+	}
+	f.x.rejudge(f.z)
+}

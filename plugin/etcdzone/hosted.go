@@ -33,6 +33,8 @@ type hosted struct {
 	current atomic.Pointer[zone.Version]
 	// journal keeps the last changes of current.
 	journal *zone.Journal
+	// signing signs the zone; nil when it is not signed.
+	signing *signing
 
 	// Changed only by the goroutine that follows the zone: the index
 	// (nil until loaded), the serial (current's, or the next one's while
@@ -94,7 +96,7 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	}
 	next, d := zone.Build(z.config, z.idx, prev, changed, st, s)
 	x.setSerial(z, next.Serial)
-	z.current.Store(next)
+	d = z.publish(prev, next, d)
 	recordsGauge.WithLabelValues(z.server, z.name).Set(float64(next.Count()))
 	if prev == nil {
 		loadedGauge.WithLabelValues(z.server, z.name).Set(1)

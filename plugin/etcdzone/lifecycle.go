@@ -37,6 +37,9 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		return x.errorf(x.where, "no etcd plugin in this server block")
 	}
 	x.xfr, _ = cfg.Handler("transfer").(*transfer.Transfer)
+	if len(x.dnssec.keys) > 0 && cfg.Handler("dnssec") != nil {
+		return x.errorf(x.dnssec.where, "dnssec: the block's dnssec plugin would sign the signed zone's answers again; use one of them")
+	}
 	if x.xfr != nil && len(x.apex.NS) == 0 {
 		return x.errorf(x.where, "no ns given: secondaries refuse a zone without NS records")
 	}
@@ -46,6 +49,9 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
 	zones, err := x.newZones(server)
 	if err != nil {
+		return err
+	}
+	if err := x.newSigners(zones); err != nil {
 		return err
 	}
 
@@ -70,6 +76,10 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		if x.xfr != nil {
 			done.Add(1)
 			go func() { defer done.Done(); x.announce(ctx, z) }()
+		}
+		if z.signing != nil {
+			done.Add(1)
+			go func() { defer done.Done(); z.signing.run(ctx, z) }()
 		}
 	}
 	x.stop = func() {

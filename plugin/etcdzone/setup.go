@@ -36,6 +36,7 @@ func setup(c *caddy.Controller) error {
 		x.Next = next
 		return x
 	})
+	expectDoT(c, x.cfg)
 	c.OnStartup(func() error { return x.start(x.cfg) })
 	c.OnShutdown(x.shutdown)
 	return nil
@@ -106,7 +107,10 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 	case "journal":
 		x.journalRecords, x.journalBytes, err = parseJournal(c, args)
 	default:
-		err = c.Errf("unknown property %q", property)
+		var ok bool
+		if ok, err = x.parseDNSSEC(c, property, args); !ok {
+			err = c.Errf("unknown property %q", property)
+		}
 	}
 	return err
 }

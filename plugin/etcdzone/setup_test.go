@@ -49,6 +49,16 @@ func TestSetup(t *testing.T) {
 		{"etcdzone {\n update_allow k.example.com. host.example.com MX\n}", true, `"MX": update_allow takes the types A, AAAA, CNAME, TXT or *`},
 		{"etcdzone {\n update_allow k.example.com. bad..name TXT\n}", true, `"bad..name" is not a domain name`},
 		{"etcdzone {\n update_allow k.example.com. _acme-challenge.* TXT\n}", true, `"_acme-challenge.*": update_allow takes a name, @, * or *.NAME`},
+
+		{"etcdzone {\n dnssec /tmp\n dnssec_denial nsec\n dnssec_validity 14d\n dnssec_refresh 120h\n dnssec_jitter 1h\n}", false, ""},
+		{"etcdzone {\n ds lab.example.com 12345 13 2 6A2B0C1E5D7F3A4B9C8D7E6F5A4B3C2D1E0F9A8B7C6D5E4F3A2B1C0D9E8F7A6B\n}", false, ""},
+		{"etcdzone {\n dnssec\n}", true, `dnssec needs key file prefixes or directories of key files`},
+		{"etcdzone {\n dnssec /nonexistent/Kexample.com.+013+12345\n}", true, `dnssec "/nonexistent/Kexample.com.+013+12345": open /nonexistent/Kexample.com.+013+12345.key`},
+		{"etcdzone {\n dnssec_denial nsec5\n}", true, `dnssec_denial "nsec5": nsec3 or nsec`},
+		{"etcdzone {\n dnssec_validity 2w\n}", true, `dnssec_validity "2w" is not a duration (36h, 14d)`},
+		{"etcdzone {\n dnssec_refresh -1h\n}", true, `dnssec_refresh "-1h" is not a duration`},
+		{"etcdzone {\n ds lab.example.com 12345 13\n}", true, `ds needs a delegation's name, key tag, algorithm, digest type and digest`},
+		{"etcdzone {\n ds lab.example.com x 13 2 AB\n}", true, `ds "lab.example.com x 13 2 AB"`},
 	}
 	setuptest.Run(t, "etcdzone", setup, tests)
 }

@@ -46,7 +46,11 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 			transfers.WithLabelValues(z.server, z.name, "ixfr").Inc()
 			break
 		}
-		rrs = v.Records()
+		if z.signing != nil {
+			rrs = z.signedRecords()
+		} else {
+			rrs = v.Records()
+		}
 		transfers.WithLabelValues(z.server, z.name, "axfr").Inc()
 	}
 

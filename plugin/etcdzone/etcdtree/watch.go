@@ -207,7 +207,7 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 				// have compacted since, which would read the zone again
 				// and move its serial.
 				progress.Reset(progressIdle)
-				_ = c.Client.RequestProgress(ctx)
+				requestProgress(ctx, c.Client)
 			case time.Now().After(giveUp):
 				log.Warningf("zone %s: etcd reports no progress of the watch; taking revision %d for the zone's last change", c.Name, w.loaded)
 				w.written = w.loaded // never too early
@@ -215,7 +215,7 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 			default:
 				// etcd reports progress once the watch has caught up; an
 				// error is as good as no report: asked again next time.
-				_ = c.Client.RequestProgress(ctx)
+				requestProgress(ctx, c.Client)
 			}
 		case <-c.Rejudge:
 			// Pending data is judged when it is installed.

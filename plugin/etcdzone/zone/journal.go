@@ -82,7 +82,7 @@ func (j *Journal) Incremental(v *Version, serial uint32) ([]dns.RR, bool) {
 	for _, c := range changes {
 		n += len(c.Removed) + len(c.Added) + 2
 	}
-	if n > v.count {
+	if n > v.count+v.signed {
 		return nil, false
 	}
 	out := make([]dns.RR, 0, n+2)

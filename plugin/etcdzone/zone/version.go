@@ -53,6 +53,8 @@ type Version struct {
 	// index has them, in the tree's order; judgedTree finds them (Judged).
 	judged     []*tree.Elem
 	judgedTree *tree.Tree
+	// signed is the number of records a signer adds to v (see Signed).
+	signed int
 }
 
 // SOA returns v's SOA record.

@@ -1,0 +1,241 @@
+package etcdzone
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coredns/coredns/request"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/signer"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+
+	"github.com/miekg/dns"
+)
+
+// signing is one zone's signer and what keeps the zone signed: the signer
+// is given each version of the zone before it is published, and the
+// signatures are refreshed, and the keys read again, from memory on a timer,
+// whatever etcd does.
+type signing struct {
+	// mu guards s, and makes it change together with the zone's current
+	// version: queries with DO and transfers read both under it.
+	mu sync.RWMutex
+	s  *signer.Signer
+
+	// paths are the key files' prefixes and directories; keys names
+	// the keys last read from them.
+	paths []string
+	keys  string
+	// every is how often the signatures are checked, and the keys read.
+	every time.Duration
+	// due is set when the timer asks for a refresh; the zone's builder
+	// takes it (see follower.Rejudge).
+	due atomic.Bool
+}
+
+// newSigners gives each of zones its signer when the Corefile has keys, and
+// puts the delegations' DS records into the zones.
+func (x *EtcdZone) newSigners(zones []*hosted) error {
+	d := x.dnssec
+	if len(d.keys) == 0 {
+		if len(d.ds) > 0 {
+			return x.errorf(d.ds[0].where, "ds needs dnssec: the zone is not signed")
+		}
+		return nil
+	}
+	opts := d.opts
+	opts.KeyTTL = x.apex.TTL
+	if err := opts.Check(); err != nil {
+		return x.errorf(d.where, "dnssec_validity, dnssec_refresh, dnssec_jitter: %v", err)
+	}
+	now := time.Now()
+	for _, z := range zones {
+		g := &signing{paths: d.keys, every: tick(opts)}
+		keys, names, err := readKeys(g.paths, z.name)
+		if err != nil {
+			return x.errorf(d.where, "dnssec %s: zone %s: %v", strings.Join(d.keys, " "), z.name, err)
+		}
+		if g.s, err = signer.New(z.name, keys, opts, now); err != nil {
+			return x.errorf(d.where, "dnssec %s: zone %s: %v", strings.Join(d.keys, " "), z.name, err)
+		}
+		g.keys = names
+		z.signing = g
+	}
+	for _, r := range d.ds {
+		name := r.ds.Hdr.Name
+		z := deepest(zones, name)
+		if z == nil || !slices.Contains(z.config.Cuts, name) {
+			return x.errorf(r.where, "ds %s: not a delegation of the zones %v", name, zoneNames(zones))
+		}
+		ds := dns.Copy(r.ds)
+		ds.Header().Ttl = x.apex.TTL
+		z.fixed["ds "+name] = append(z.fixed["ds "+name], ds)
+	}
+	return nil
+}
+
+// tick returns how often a zone signed with opts is checked: a tenth of the
+// refresh period, at most 30 s (the keys are read as often), at least 1 s.
+func tick(opts signer.Options) time.Duration {
+	r := opts.Refresh
+	if r == 0 {
+		r = 5 * 24 * time.Hour
+	}
+	return min(max(r/10, time.Second), 30*time.Second)
+}
+
+// readKeys returns the keys of zone in paths (prefixes of key files of any
+// zone, directories of key files), and a text that names them.
+func readKeys(paths []string, name string) ([]*signer.Key, string, error) {
+	var keys []*signer.Key
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			ks, err := signer.ReadKeys(p, name)
+			if err != nil && !strings.Contains(err.Error(), "no key") {
+				return nil, "", err
+			}
+			keys = append(keys, ks...)
+			continue
+		}
+		k, err := signer.ReadKey(p)
+		if err != nil {
+			return nil, "", err
+		}
+		if k.DNSKEY.Hdr.Name == name {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, "", fmt.Errorf("no key of the zone")
+	}
+	var names []string
+	for _, k := range keys {
+		names = append(names, fmt.Sprintf("%s/%d", k.Prefix, k.Tag()))
+	}
+	slices.Sort(names)
+	return keys, strings.Join(names, " "), nil
+}
+
+// run asks for a refresh of z every g.every (less up to a tenth, so that
+// the zones' refreshes spread), until ctx ends.
+func (g *signing) run(ctx context.Context, z *hosted) {
+	for {
+		wait := g.every - rand.N(g.every/10+1) // #nosec G404 -- jitter, not a secret
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+			g.due.Store(true)
+			signal(z.rejudge)
+		}
+	}
+}
+
+// publish makes next z's current version, after the change d from prev
+// (nil: next is the first), and returns the change as an IXFR carries it.
+// A signed zone's signer is given the RRsets d touched (all of next when it
+// is the first) before next is published, and the change gains the
+// signer's.
+func (z *hosted) publish(prev, next *zone.Version, d zone.Delta) zone.Delta {
+	g := z.signing
+	if g == nil {
+		z.current.Store(next)
+		return d
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var changes []signer.RRset
+	if prev == nil {
+		rrs := next.Records()
+		changes = signer.Sets(rrs[:len(rrs)-1])
+	} else {
+		changes = next.Changes(d)
+	}
+	diff, err := g.s.Apply(changes, time.Now())
+	if err != nil {
+		log.Warningf("zone %s: signing: %v", z.name, err)
+	}
+	next.Signed(g.s.Count())
+	z.current.Store(next)
+	return withDiff(d, diff)
+}
+
+// withDiff returns d with the signer's change diff.
+func withDiff(d zone.Delta, diff signer.Diff) zone.Delta {
+	d.Removed = append(slices.Clip(d.Removed), diff.Removed...)
+	d.Added = append(slices.Clip(d.Added), diff.Added...)
+	return d
+}
+
+// refresh signs z's signatures that expire soon anew, and reads its keys
+// again (a new key is published, one gone retired: see signer.SetKeys); if
+// that changes the zone, it publishes it under the next serial, and the
+// secondaries are notified. It runs in the goroutine that builds z.
+func (x *EtcdZone) refresh(z *hosted) {
+	g := z.signing
+	prev := z.current.Load()
+	if prev == nil {
+		return
+	}
+	g.mu.Lock()
+	now := time.Now()
+	var diff signer.Diff
+	keys, names, err := readKeys(g.paths, z.name)
+	switch {
+	case err != nil:
+		log.Warningf("zone %s: reading the keys: %v; signing with those read before", z.name, err)
+	case names != g.keys:
+		if diff, err = g.s.SetKeys(keys, now); err != nil {
+			log.Warningf("zone %s: new keys %s: %v; signing with those read before", z.name, names, err)
+			break
+		}
+		log.Infof("zone %s: keys %s", z.name, names)
+		g.keys = names
+	}
+	r := g.s.Refresh(now)
+	diff.Removed, diff.Added = append(diff.Removed, r.Removed...), append(diff.Added, r.Added...)
+	if diff.Empty() {
+		g.mu.Unlock()
+		return
+	}
+	next, d := zone.Build(z.config, z.idx, prev, map[string]bool{}, prev.State, z.serial.Bumped())
+	soa, err := g.s.Apply(next.Changes(d), now)
+	if err != nil {
+		log.Warningf("zone %s: signing: %v", z.name, err)
+	}
+	diff.Removed, diff.Added = append(diff.Removed, soa.Removed...), append(diff.Added, soa.Added...)
+	next.Signed(g.s.Count())
+	z.current.Store(next)
+	g.mu.Unlock()
+	x.setSerial(z, next.Serial)
+	z.journal.Add(withDiff(d, diff))
+	z.announceSoon()
+}
+
+// signedAnswer is answer for a signed zone.
+func (x *EtcdZone) signedAnswer(ctx context.Context, state request.Request, z *hosted) *dns.Msg {
+	g := z.signing
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	v := z.current.Load()
+	if v == nil {
+		return serverFailure(state)
+	}
+	return v.SignedAnswer(ctx, state, x.served, g.s)
+}
+
+// signedRecords returns what an AXFR of a signed zone gets: the signed
+// zone, SOA first and last.
+func (z *hosted) signedRecords() []dns.RR {
+	g := z.signing
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	rrs := g.s.Records()
+	return append(rrs, rrs[0])
+}
