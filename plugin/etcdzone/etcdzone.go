@@ -22,6 +22,7 @@ import (
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/request"
+	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 
 	"github.com/miekg/dns"
 )
@@ -43,6 +44,9 @@ type EtcdZone struct {
 	// updateLease is how long a record written under a rule with a lease
 	// lives unless deleted before.
 	updateLease time.Duration
+	// conn is the etcd connection the Corefile gives the directive; when
+	// it gives none, the etcd plugin's endpoints and credentials.
+	conn etcdclient.Config
 	// where is the Corefile's file and line of the directive, for
 	// start-up errors.
 	where string
@@ -51,10 +55,14 @@ type EtcdZone struct {
 
 	// Set at start-up: the block's etcd plugin, its transfer plugin and
 	// its view (each nil when the block has none), and the zones.
-	etcd  *etcd.Etcd
-	xfr   *transfer.Transfer
-	view  view
-	zones []*zone
+	etcd *etcd.Etcd
+	xfr  *transfer.Transfer
+	// client is the connection to etcd; etcdTTL the etcd plugin on it,
+	// which makes the TTLs of keys with a lease.
+	client  *etcdclient.Client
+	etcdTTL *etcd.Etcd
+	view    view
+	zones   []*zone
 	// stop ends the zones' goroutines; nil before start.
 	stop func()
 
@@ -106,8 +114,11 @@ func (x *EtcdZone) CacheBypassZones() []string {
 }
 
 // Ready implements ready.Readiness: the plugin is ready once every zone is
-// loaded.
+// loaded, and while it has heard from etcd within the SOA's expire.
 func (x *EtcdZone) Ready() bool {
+	if x.expired() {
+		return false
+	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	for _, z := range x.zones {
@@ -139,6 +150,10 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 		return x.serveUpdate(ctx, w, r, z)
 	case r.Opcode != dns.OpcodeQuery:
 		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
+	case x.expired():
+		// As a secondary past its expire: no answer from a past that
+		// nobody can check.
+		return dns.RcodeServerFailure, nil
 	}
 	switch r.Question[0].Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:

@@ -20,8 +20,8 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
-	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 
 	"github.com/miekg/dns"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -46,7 +46,7 @@ func newTestZone(t testing.TB, records ...externaldns.Record) (*EtcdZone, *etcdt
 // startTestZone is newTestZone on the etcd s.
 func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
 	t.Helper()
-	x := newTestPlugin(s)
+	x := newTestPlugin(t, s)
 	x.delegations = []delegation{{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}}}
 	x.glue = []glue{{name: "ns1.lab.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}}}
 	zones := setZones(t, x)
@@ -67,12 +67,18 @@ var testApex = apex{ns: []string{"ns1.example.net."}, ttl: 3600, refresh: 3600, 
 
 // newTestPlugin returns an etcdzone of the zones names (default: the etcd
 // plugin's, example.com) on the etcd s, with the NS set ns1.example.net.
-func newTestPlugin(s *etcdtest.Server, names ...string) *EtcdZone {
-	return &EtcdZone{
+func newTestPlugin(t testing.TB, s *etcdtest.Server, names ...string) *EtcdZone {
+	t.Helper()
+	x := &EtcdZone{
 		etcd:      &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
 		apex:      testApex,
 		zoneNames: names,
 	}
+	if err := x.openClient(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.client.Close() })
+	return x
 }
 
 // setZones makes x's zones, as start does, and returns them.
@@ -507,7 +513,7 @@ func TestWatchGoesOnFromTheLoad(t *testing.T) {
 		}
 		rev = resp.Header.Revision
 	}
-	x := newTestPlugin(s)
+	x := newTestPlugin(t, s)
 	zones := setZones(t, x)
 	d, loaded, written, err := x.load(ctx, zones[0])
 	if err != nil {
@@ -585,7 +591,7 @@ func TestInnerZone(t *testing.T) {
 	put(t, s,
 		externaldns.Record{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51"}},
 		externaldns.Record{Name: "app.lan.example.com", Type: "A", Targets: []string{"192.168.0.52"}})
-	x := newTestPlugin(s, "example.com.", "lan.example.com.")
+	x := newTestPlugin(t, s, "example.com.", "lan.example.com.")
 	zones := setZones(t, x)
 	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup

@@ -40,9 +40,13 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	if _, ok := cfg.Handler("tsig").(*tsig.TSIGServer); len(x.rules) > 0 && !ok {
 		return x.errorf(x.rules[0].where, "update needs the tsig plugin in this server block: it checks the UPDATEs' signatures")
 	}
+	if err := x.openClient(); err != nil {
+		return err
+	}
 	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
 	zones, err := x.newZones(server)
 	if err != nil {
+		x.client.Close()
 		return err
 	}
 
@@ -64,6 +68,8 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		loaded.WithLabelValues(z.server, z.name).Set(0)
 		done.Add(1)
 		go func() { defer done.Done(); x.follow(ctx, z) }()
+		done.Add(1)
+		go func() { defer done.Done(); x.watchContact(ctx, z) }()
 		if x.xfr != nil {
 			done.Add(1)
 			go func() { defer done.Done(); x.announce(ctx, z) }()
@@ -74,6 +80,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		unsubscribe()
 		cancel()
 		done.Wait()
+		x.client.Close()
 	}
 	x.waitLoaded(startWait)
 	return nil

@@ -48,7 +48,7 @@ func (x *EtcdZone) load(ctx context.Context, z *zone) (d *data, rev, written int
 func (x *EtcdZone) read(ctx context.Context, z *zone, key string, rev int64) (*clientv3.GetResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, etcdTimeout)
 	defer cancel()
-	return x.etcd.Client.Get(ctx, key,
+	return x.client.Get(ctx, key,
 		clientv3.WithRange(z.rangeEnd()),
 		clientv3.WithLimit(pageSize),
 		clientv3.WithRev(rev),

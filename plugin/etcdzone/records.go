@@ -32,7 +32,7 @@ func (x *EtcdZone) records(z *zone, kv *mvccpb.KeyValue) (string, []dns.RR, erro
 	if !ok || !dns.IsSubDomain(z.name, owner) {
 		return "", nil, fmt.Errorf("its name is outside the zone")
 	}
-	s.TTL = x.etcd.TTL(kv, s)
+	s.TTL = x.etcdTTL.TTL(kv, s)
 	var rrs []dns.RR
 	if s.Host != "" {
 		rr, err := hostRecord(s, owner)

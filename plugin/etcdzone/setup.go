@@ -11,6 +11,7 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
+	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 
 	"github.com/miekg/dns"
 )
@@ -28,6 +29,7 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error(pluginName, err)
 	}
 	x.cfg = dnsserver.GetConfig(c)
+	etcdclient.GuardEtcdSetup(log)
 	// The server answers UPDATEs NOTIMP unless a plugin takes them: the
 	// zones answer theirs, refused unless the Corefile has update rules.
 	x.cfg.AllowOpcode(dns.OpcodeUpdate)
@@ -102,6 +104,8 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 		err = x.parseUpdateAllow(c, args)
 	case "update_lease":
 		x.updateLease, err = parseLease(c, args)
+	case "endpoint", "tls", "credentials", "plaintext_credentials":
+		err = x.conn.Parse(c, property, args)
 	default:
 		err = c.Errf("unknown property %q", property)
 	}

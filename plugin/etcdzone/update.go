@@ -133,7 +133,7 @@ func (x *EtcdZone) applyUpdate(ctx context.Context, z *zone, u *update, lease []
 		var opts []clientv3.OpOption
 		if e.lease {
 			if leaseID == 0 {
-				grant, err := x.etcd.Client.Grant(ctx, int64(x.updateLease/time.Second))
+				grant, err := x.client.Grant(ctx, int64(x.updateLease/time.Second))
 				if err != nil {
 					return 0, fmt.Errorf("granting a lease: %w", err)
 				}
@@ -146,14 +146,16 @@ func (x *EtcdZone) applyUpdate(ctx context.Context, z *zone, u *update, lease []
 	for _, key := range deletes {
 		ops = append(ops, clientv3.OpDelete(key))
 	}
-	resp, err := x.etcd.Client.Txn(ctx).If(reads...).Then(ops...).Commit()
+	resp, err := x.client.Txn(ctx).If(reads...).Then(ops...).Commit()
+	if leaseID != 0 && (err != nil || !resp.Succeeded) {
+		// etcd grants a lease to any user: one refused its write (no
+		// permission) must not leave the lease behind.
+		_, _ = x.client.Revoke(context.WithoutCancel(ctx), leaseID)
+	}
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("writing: %w", err)
+		return 0, fmt.Errorf("writing: %w", x.client.Explain(err))
 	case !resp.Succeeded:
-		if leaseID != 0 {
-			_, _ = x.etcd.Client.Revoke(ctx, leaseID) // it would end by itself too
-		}
 		return 0, errChanged
 	}
 	return dns.RcodeSuccess, nil
@@ -178,7 +180,7 @@ func (x *EtcdZone) readNames(ctx context.Context, z *zone, u *update) (*names, [
 		}
 		seen[name] = true
 		path := msg.Path(name, x.etcd.PathPrefix)
-		resp, err := x.etcd.Client.Get(ctx, path, clientv3.WithRange(path+"0"), clientv3.WithRev(rev))
+		resp, err := x.client.Get(ctx, path, clientv3.WithRange(path+"0"), clientv3.WithRev(rev))
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", name, err)
 		}

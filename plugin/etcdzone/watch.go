@@ -42,7 +42,7 @@ func (x *EtcdZone) follow(ctx context.Context, z *zone) {
 		}
 		etcdErrors.WithLabelValues(z.server, z.name).Inc()
 		if err.Error() != failed {
-			log.Warningf("zone %s: %s etcd: %v", z.name, what, err)
+			log.Warningf("zone %s: %s etcd at %s: %v", z.name, what, x.client, x.client.Explain(err))
 			failed = err.Error()
 		}
 	}
@@ -123,7 +123,7 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 	if w.pending != nil && w.next > w.loaded {
 		w.install() // the load's revision is that of the zone's last change
 	}
-	wch := w.x.etcd.Client.Watch(ctx, z.key, clientv3.WithRange(z.rangeEnd()), clientv3.WithRev(w.next))
+	wch := w.x.client.Watch(ctx, z.key, clientv3.WithRange(z.rangeEnd()), clientv3.WithRev(w.next))
 	progress := time.NewTicker(progressEvery)
 	defer progress.Stop()
 	giveUp := time.Now().Add(catchUpWait)
@@ -138,7 +138,7 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 				// have compacted since, which would read the zone again
 				// and move its serial.
 				progress.Reset(progressIdle)
-				_ = w.x.etcd.Client.RequestProgress(ctx)
+				_ = w.x.client.RequestProgress(ctx)
 			case time.Now().After(giveUp):
 				log.Warningf("zone %s: etcd reports no progress of the watch; taking revision %d for the zone's last change", z.name, w.loaded)
 				w.written = w.loaded // never too early
@@ -146,7 +146,7 @@ func (w *watch) events(ctx context.Context, failed *string) (compacted int64, er
 			default:
 				// etcd reports progress once the watch has caught up; an
 				// error is as good as no report: asked again next time.
-				_ = w.x.etcd.Client.RequestProgress(ctx)
+				_ = w.x.client.RequestProgress(ctx)
 			}
 		case <-z.rejudge:
 			if w.pending != nil {

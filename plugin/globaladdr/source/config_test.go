@@ -100,7 +100,7 @@ func TestSourceSetupParsed(t *testing.T) {
 		t.Errorf("sources %s, want %s (a relative path under root)", got, want)
 	}
 	e := set.etcd
-	if e == nil || !e.configured || strings.Join(e.endpoints, " ") != "http://10.0.0.1:2379 http://10.0.0.2:2379" || e.username != "root" || e.password != "secret" {
+	if e == nil || !e.cfg.Given() || strings.Join(e.cfg.Endpoints, " ") != "http://10.0.0.1:2379 http://10.0.0.2:2379" || e.cfg.Username != "root" || e.cfg.Password != "secret" {
 		t.Errorf("etcd connection %+v, want globaladdr's own to the two endpoints, with the credentials", e)
 	}
 	if set.feeds[2].src.(*etcdSource).conn != e || set.feeds[3].src.(*etcdSource).conn != e {
@@ -111,7 +111,7 @@ func TestSourceSetupParsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := set.etcd; e.configured || strings.Join(e.endpoints, " ") != defaultEndpoint {
+	if e := set.etcd; e.cfg.Given() {
 		t.Errorf("etcd connection %+v, want the block's etcd plugin's, else the default endpoint", e)
 	}
 }
