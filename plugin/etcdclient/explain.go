@@ -28,22 +28,35 @@ const probeTimeout = 2 * time.Second
 // verdict on the client's certificate) and each failure named. A refused
 // permission names the user.
 func (c *Client) Explain(err error) error {
+	var done *explained
 	switch {
-	case err == nil:
-		return nil
+	case err == nil, errors.As(err, &done):
+		return err
 	case errors.Is(rpctypes.Error(err), rpctypes.ErrPermissionDenied):
 		who := "the user of the client certificate's common name"
 		if c.cfg.Username != "" {
 			who = fmt.Sprintf("user %q", c.cfg.Username)
 		}
-		return fmt.Errorf("%w: %s lacks the permission (an etcd role must grant it)", err, who)
+		return &explained{err, who + " lacks the permission (an etcd role must grant it)"}
 	case errors.Is(err, context.DeadlineExceeded), status.Code(err) == codes.Unavailable, status.Code(err) == codes.DeadlineExceeded:
 		if causes := c.probe(); causes != "" {
-			return fmt.Errorf("%w: %s", err, causes)
+			return &explained{err, causes}
 		}
 	}
 	return err
 }
+
+// explained is an error with its cause in words.
+type explained struct {
+	err   error
+	cause string
+}
+
+// Error implements error.
+func (e *explained) Error() string { return e.err.Error() + ": " + e.cause }
+
+// Unwrap returns the error explained.
+func (e *explained) Unwrap() error { return e.err }
 
 // probe tries every endpoint at once, and returns the failures, each with
 // its endpoint; "" when every endpoint takes a connection.
