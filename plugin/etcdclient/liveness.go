@@ -11,6 +11,9 @@ const (
 	// before it asks etcd itself (the list of members): an idle
 	// connection is checked that often.
 	pingAfter = 5 * time.Second
+	// pingTimeout bounds a ping: its failure, with its cause, is known
+	// before Unreachable.
+	pingTimeout = 3 * time.Second
 	// Unreachable is how long without an answer from etcd makes the
 	// client warn that it is cut off.
 	Unreachable = 10 * time.Second
@@ -37,7 +40,7 @@ func (c *Client) watchLiveness(ctx context.Context) {
 		if silence >= pingAfter && pinging.CompareAndSwap(false, true) {
 			go func() {
 				defer pinging.Store(false)
-				pctx, cancel := context.WithTimeout(ctx, Timeout)
+				pctx, cancel := context.WithTimeout(ctx, pingTimeout)
 				defer cancel()
 				if _, err := c.MemberList(pctx); err != nil && ctx.Err() == nil {
 					err = c.Explain(err)

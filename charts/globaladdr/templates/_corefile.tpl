@@ -42,7 +42,9 @@ key, view says whether it claims lan.networks' clients only.
     health :{{ $p.health }} {
         lameduck 5s
     }
-    ready :{{ $p.ready }}
+    ready :{{ $p.ready }} {
+        monitor continuously
+    }
     prometheus :{{ $p.metrics }}
 {{- if $v.lan.acme.enabled }}
     tsig {
@@ -85,7 +87,9 @@ cache.
         lameduck 5s
     }
 {{- end }}
-    ready :{{ $p.ready }}
+    ready :{{ $p.ready }} {
+        monitor continuously
+    }
     prometheus :{{ $p.metrics }}
     bufsize 1232
 {{- if not .primary }}
