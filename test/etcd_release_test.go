@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/prereq"
 
 	"github.com/miekg/dns"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // etcdRelease is an etcd release the README supports, and its server.
@@ -202,4 +204,53 @@ func putRecords2(t *testing.T, lab *etcdlab.Lab, records ...externaldns.Record) 
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestEtcdAuthChangesAtRunTime revokes the writer's permission and deletes
+// the reader at run time, on Debian's etcd 3.4 (whose tokens go stale on
+// every change of auth): each is recovered from within seconds of being
+// restored.
+func TestEtcdAuthChangesAtRunTime(t *testing.T) {
+	lab := etcdlab.StartLab(t, prereq.Program(t, "etcd", "etcd-server"))
+	c := startLeastPrivilege(t, lab)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	update := func(text string) int {
+		m := challengeUpdate(nil, "_acme-challenge.app.example.com. "+text)
+		return sendUpdate(t, "tcp", c.Addr("lan"), m, &nameserver.TestKey)
+	}
+
+	if _, err := lab.Admin.RoleRevokePermission(ctx, "writer", "/skydns/", clientv3.GetPrefixRangeEnd("/skydns/")); err != nil {
+		t.Fatal(err)
+	}
+	if rcode := update("revoked"); rcode != dns.RcodeServerFailure {
+		t.Errorf("UPDATE without the permission: %s, want SERVFAIL", dns.RcodeToString[rcode])
+	}
+	if _, err := lab.Admin.RoleGrantPermission(ctx, "writer", "/skydns/", clientv3.GetPrefixRangeEnd("/skydns/"), clientv3.PermissionType(clientv3.PermReadWrite)); err != nil {
+		t.Fatal(err)
+	}
+	restored := time.Now()
+	eventually(t, 5*time.Second, "an UPDATE once the permission is back", func() error {
+		if rcode := update("restored"); rcode != dns.RcodeSuccess {
+			return fmt.Errorf("UPDATE: %s", dns.RcodeToString[rcode])
+		}
+		return nil
+	})
+	t.Logf("permission restored: UPDATE applied after %v", time.Since(restored).Round(100*time.Millisecond))
+
+	lab.DeleteUser(t, "reader")
+	putRecords2(t, lab, a("meanwhile.example.com", "192.168.0.53"))
+	if err := answers(c.Addr("external"), "app.example.com.", dns.TypeA, []string{"203.0.113.10"}); err != nil {
+		t.Errorf("the reader deleted: %v, want the answer from memory", err)
+	}
+	lab.AddUser(t, "reader", "reader-secret", etcdlab.Perm{Prefix: "/skydns/"}, etcdlab.Perm{Prefix: "/globaladdr/example.com"})
+	restored = time.Now()
+	putRecords2(t, lab, a("after.example.com", "192.168.0.54"))
+	eventually(t, 5*time.Second, "the external view once the reader is back", func() error {
+		if err := answers(c.Addr("external"), "meanwhile.example.com.", dns.TypeA, []string{"203.0.113.10"}); err != nil {
+			return err
+		}
+		return answers(c.Addr("external"), "after.example.com.", dns.TypeA, []string{"203.0.113.10"})
+	})
+	t.Logf("reader re-created: the external view current after %v", time.Since(restored).Round(100*time.Millisecond))
 }

@@ -182,7 +182,7 @@ func (x *EtcdZone) readNames(ctx context.Context, z *zone, u *update) (*names, [
 		path := msg.Path(name, x.etcd.PathPrefix)
 		resp, err := x.client.Get(ctx, path, clientv3.WithRange(path+"0"), clientv3.WithRev(rev))
 		if err != nil {
-			return fmt.Errorf("reading %s: %w", name, err)
+			return fmt.Errorf("reading %s: %w", name, x.client.Explain(err))
 		}
 		if rev == 0 {
 			// etcd's header gives its current revision, also for a read
