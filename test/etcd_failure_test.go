@@ -13,6 +13,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/etcdlab"
 	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 	"github.com/globaladdr/globaladdr/internal/prereq"
+	"github.com/globaladdr/globaladdr/internal/testpki"
 
 	"github.com/miekg/dns"
 )
@@ -53,9 +54,9 @@ func TestEtcdFailsClosed(t *testing.T) {
 	lab := etcdlab.StartLab(t, prereq.Program(t, "etcd", "etcd-server"))
 	lab.AddUser(t, "reader", "reader-secret", etcdlab.Perm{Prefix: "/skydns/"})
 	lab.AddUser(t, "nobody", "nobody-secret")
-	other := etcdlab.NewCA(t, "other")
+	other := testpki.NewCA(t, "other")
 	otherClient := other.Issue(t, "coredns")
-	tlsArgs := func(p etcdlab.Pair, ca string) string { return p.CertFile + " " + p.KeyFile + " " + ca }
+	tlsArgs := func(p testpki.Pair, ca string) string { return p.CertFile + " " + p.KeyFile + " " + ca }
 	good := tlsArgs(lab.Client, lab.CA.CertFile)
 	plain := "http://" + strings.TrimPrefix(lab.Member.ClientURL, "https://")
 	for _, tc := range []struct {

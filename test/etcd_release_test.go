@@ -50,40 +50,30 @@ func builtEtcd(release string) func(t *testing.T) string {
 	}
 }
 
+// updateBlock takes ACME challenges on {port:VIEW} as USER.
+const updateBlock = `example.com:{port:VIEW} {
+	tsig {
+		secret KEY SECRET
+		require_opcode UPDATE
+	}
+	etcdzone {
+		update KEY
+		endpoint ETCD
+		tls TLS
+		credentials USER USER-secret
+	}
+	etcd example.com
+}
+`
+
 // leastPrivilegeCorefile has the views as operators run them on a secure
 // etcd at ETCD: the LAN view takes ACME challenges as a read-write user on
 // /skydns/ (writer); the external view reads as a read-only one (reader),
 // its global address from an etcd key it may read too; the block ro takes
 // UPDATEs as the read-only user, which etcd refuses. TLS stands for the tls
 // property's arguments.
-const leastPrivilegeCorefile = `example.com:{port:lan} {
-	tsig {
-		secret KEY SECRET
-		require_opcode UPDATE
-	}
-	etcdzone {
-		update KEY
-		endpoint ETCD
-		tls TLS
-		credentials writer writer-secret
-	}
-	etcd example.com
-}
-
-example.com:{port:ro} {
-	tsig {
-		secret KEY SECRET
-		require_opcode UPDATE
-	}
-	etcdzone {
-		update KEY
-		endpoint ETCD
-		tls TLS
-		credentials reader reader-secret
-	}
-	etcd example.com
-}
-
+var leastPrivilegeCorefile = strings.NewReplacer("VIEW", "lan", "USER", "writer").Replace(updateBlock) +
+	strings.NewReplacer("VIEW", "ro", "USER", "reader").Replace(updateBlock) + `
 example.com:{port:external} {
 	globaladdr {
 		from etcd /globaladdr/example.com

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/globaladdr/globaladdr/internal/testpki"
 	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
@@ -20,11 +21,11 @@ const RootPassword = "root-secret"
 // users a test adds.
 type Lab struct {
 	// CA signs the member's certificate and the clients'.
-	CA *CA
+	CA *testpki.CA
 	// Member is the etcd server.
 	Member *Member
 	// Client is a client certificate of CA (common name "coredns").
-	Client Pair
+	Client testpki.Pair
 	// Admin is a client logged in as root.
 	Admin *etcdclient.Client
 }
@@ -33,7 +34,7 @@ type Lab struct {
 // auth.
 func StartLab(t testing.TB, bin string, extra ...string) *Lab {
 	t.Helper()
-	ca := NewCA(t, "etcd")
+	ca := testpki.NewCA(t, "etcd")
 	l := &Lab{CA: ca, Client: ca.Issue(t, "coredns")}
 	l.Member = StartMember(t, bin, ca, ca.Issue(t, "server", net.IPv4(127, 0, 0, 1)), l.Client, extra...)
 	cfg := l.Config("root", RootPassword)

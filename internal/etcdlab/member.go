@@ -12,6 +12,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/corednstest"
 	"github.com/globaladdr/globaladdr/internal/lockedbuf"
+	"github.com/globaladdr/globaladdr/internal/testpki"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -39,7 +40,7 @@ type Member struct {
 // certificates of ca, with extra arguments (e.g. --auth-token-ttl), and
 // waits until it serves; client, a certificate of ca, connects to wait.
 // It stops when t ends.
-func StartMember(t testing.TB, bin string, ca *CA, server, client Pair, extra ...string) *Member {
+func StartMember(t testing.TB, bin string, ca *testpki.CA, server, client testpki.Pair, extra ...string) *Member {
 	t.Helper()
 	ports := make([]int, 2)
 	for i := range ports {
@@ -72,13 +73,13 @@ func StartMember(t testing.TB, bin string, ca *CA, server, client Pair, extra ..
 
 // ClientTLS returns a client's TLS configuration: client's certificate,
 // trusting ca.
-func ClientTLS(t testing.TB, ca *CA, client Pair) *tls.Config {
+func ClientTLS(t testing.TB, ca *testpki.CA, client testpki.Pair) *tls.Config {
 	t.Helper()
 	cert, err := tls.LoadX509KeyPair(client.CertFile, client.KeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := x509Pool(ca)
+	pool := ca.Pool()
 	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool}
 }
 

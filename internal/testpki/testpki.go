@@ -1,10 +1,7 @@
-// Package etcdlab runs etcd servers as operators run them, for the tests of
-// the etcd connection: a release's own binary (Debian's, or one built from
-// the Go module proxy) as a process, with TLS client-certificate
-// authentication, auth enabled and users with roles, on certificates it
-// makes itself. Everything listens on the addresses the test gives (loopback
-// by default) and lives in the test's temporary directory.
-package etcdlab
+// Package testpki makes the certificates of a test: a CA of its own, and
+// certificates it signs for servers and clients, as files in the test's
+// temporary directory.
+package testpki
 
 import (
 	"crypto/ecdsa"
@@ -33,28 +30,14 @@ type CA struct {
 // NewCA makes a CA named name, whose files go into t's temporary directory.
 func NewCA(t testing.TB, name string) *CA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial(t),
+	ca := &CA{dir: t.TempDir()}
+	var der []byte
+	ca.cert, ca.key, der = ca.certify(t, &x509.Certificate{
 		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca := &CA{cert: cert, key: key, dir: t.TempDir()}
+	})
 	ca.CertFile = ca.write(t, name+"-ca.crt", "CERTIFICATE", der)
 	return ca
 }
@@ -66,24 +49,13 @@ type Pair struct{ CertFile, KeyFile string }
 // certificate), valid for ips as a server and as a client.
 func (ca *CA) Issue(t testing.TB, name string, ips ...net.IP) Pair {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial(t),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses:  ips,
-		DNSNames:     []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, key, der := ca.certify(t, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: name},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IPAddresses: ips,
+		DNSNames:    []string{"localhost"},
+	})
 	k, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +64,31 @@ func (ca *CA) Issue(t testing.TB, name string, ips ...net.IP) Pair {
 		CertFile: ca.write(t, name+".crt", "CERTIFICATE", der),
 		KeyFile:  ca.write(t, name+".key", "EC PRIVATE KEY", k),
 	}
+}
+
+// certify makes a key and a certificate of it from tmpl, valid for a day,
+// signed by ca (by itself while ca has no certificate yet).
+func (ca *CA) certify(t testing.TB, tmpl *x509.Certificate) (*x509.Certificate, *ecdsa.PrivateKey, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl.SerialNumber = serial(t)
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	parent, signer := ca.cert, ca.key
+	if parent == nil {
+		parent, signer = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, key, der
 }
 
 // write writes a PEM block into the CA's directory and returns its path.
@@ -114,8 +111,8 @@ func serial(t testing.TB) *big.Int {
 	return n
 }
 
-// x509Pool returns a pool holding ca's certificate.
-func x509Pool(ca *CA) *x509.CertPool {
+// Pool returns a pool holding the CA's certificate.
+func (ca *CA) Pool() *x509.CertPool {
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.cert)
 	return pool
