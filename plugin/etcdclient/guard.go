@@ -41,7 +41,7 @@ func GuardEtcdSetup(log clog.P) {
 	guard.mu.Lock()
 	defer guard.mu.Unlock()
 	if guard.t != nil {
-		return
+		guard.t.Stop() // left by a start-up that failed before the etcd plugin's set-up
 	}
 	guard.t = time.AfterFunc(setupWait, func() {
 		log.Errorf("the etcd plugin's set-up has waited %s for etcd: it logs in with the credentials of its block, with no deadline, for ever when etcd can't be reached or TLS fails; give endpoint, tls and credentials to etcdzone (and to globaladdr for from etcd), not to the etcd plugin", setupWait)
