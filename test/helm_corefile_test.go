@@ -33,7 +33,7 @@ var chartCases = []chartCase{
 	},
 	{
 		values: "clients-values.yaml", example: "client-split.Corefile",
-		added: []string{"from etcd /globaladdr/example.com"},
+		added: []string{"from etcd /globaladdr/example.com", "endpoint http://etcd:2379"},
 	},
 	{
 		values: "etcd-tls-values.yaml", example: "external.Corefile",

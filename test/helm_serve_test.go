@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/globaladdr/globaladdr/internal/etcdlab"
 	"github.com/globaladdr/globaladdr/internal/nameserver"
+	"github.com/globaladdr/globaladdr/internal/prereq"
 
 	"github.com/miekg/dns"
 )
@@ -43,6 +46,10 @@ hiddenPrimary: {secondaries: [%s]}
 		t.Run(c.values, func(t *testing.T) {
 			// Parallel: stopping CoreDNS takes the health plugin's lameduck.
 			t.Parallel()
+			site, k := site, k
+			if c.values == "etcd-tls-values.yaml" {
+				site, k = secureSite(t, upstream.Addr("upstream"), secondary)
+			}
 			r := renderRelease(t, c.path(), site)
 			deploy := r.only(t)
 			srv := startCoreDNS(t, r.podCorefile(t, deploy, k))
@@ -70,6 +77,38 @@ hiddenPrimary: {secondaries: [%s]}
 			checkProbes(t, srv, deploy.Spec.Template.Spec.Containers[0])
 		})
 	}
+}
+
+// secureSite starts an etcd as operators run it (Debian's etcd-server, TLS
+// client certificates, auth), holding what TestHelmServe's embedded one
+// holds, with a read-only user on /skydns/; it returns the values that point
+// at it and the Secrets of its client certificate and the user's
+// credentials.
+func secureSite(t *testing.T, upstream, secondary string) (string, cluster) {
+	t.Helper()
+	lab := etcdlab.StartLab(t, prereq.Program(t, "etcd", "etcd-server"))
+	lab.AddUser(t, "coredns", "coredns-secret", etcdlab.Perm{Prefix: "/skydns/"})
+	putRecords2(t, lab, a("app."+exampleDomain, exampleInternal), a("db.internal."+exampleDomain, "192.168.0.70"))
+	site := writeValues(t, fmt.Sprintf(`
+etcd: {endpoints: [%s]}
+lan: {upstream: [%s], networks: [%s/32]}
+hiddenPrimary: {secondaries: [%s]}
+`, lab.Member.ClientURL, upstream, lanClient, secondary))
+	k := testCluster(t)
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	k.secrets["etcd-credentials"] = map[string]string{"username": "coredns", "password": "coredns-secret"}
+	k.secrets["etcd-client-tls"] = map[string]string{
+		"tls.crt": read(lab.Client.CertFile),
+		"tls.key": read(lab.Client.KeyFile),
+		"ca.crt":  read(lab.CA.CertFile),
+	}
+	return site, k
 }
 
 // testCluster returns the Secrets and ConfigMaps that the ci/ values files

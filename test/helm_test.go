@@ -112,6 +112,8 @@ func TestHelmRefuses(t *testing.T) {
 		{[]string{"cache=0"}, "/cache"},
 		{[]string{"views=ports", "lan.upstream={}"}, "/lan/upstream"},
 		{[]string{"lan.acme.lease=3 hours"}, "/lan/acme/lease"},
+		{[]string{"etcd.tls.secretName=etcd-client-tls"}, "http://etcd:2379 is not https://"},
+		{[]string{"etcd.credentials.secretName=etcd-credentials", "etcd.endpoints={https://etcd-0:2379,http://etcd-1:2379}"}, "http://etcd-1:2379 is not https://"},
 	} {
 		args := []string{"template", helmRelease, chartDir, "--values", filepath.Join(chartDir, "ci", "external-values.yaml")}
 		for _, s := range tc.set {

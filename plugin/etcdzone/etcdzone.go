@@ -26,6 +26,7 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/upstream"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/request"
+	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
@@ -54,6 +55,9 @@ type EtcdZone struct {
 	journalRecords, journalBytes int
 	// dnssec says how to sign the zones; no keys: unsigned.
 	dnssec dnssecConfig
+	// conn is the etcd connection the Corefile gives the directive; when
+	// it gives none, the etcd plugin's endpoints and credentials.
+	conn etcdclient.Config
 	// where is the Corefile's file and line of the directive, for
 	// start-up errors.
 	where string
@@ -62,10 +66,14 @@ type EtcdZone struct {
 
 	// Set at start-up: the block's etcd plugin, its transfer plugin and
 	// its view (each nil when the block has none), and the zones.
-	etcd  *etcd.Etcd
-	xfr   *transfer.Transfer
-	view  view.View
-	zones []*hosted
+	etcd *etcd.Etcd
+	xfr  *transfer.Transfer
+	// client is the connection to etcd; etcdTTL the etcd plugin on it,
+	// which makes the TTLs of keys with a lease.
+	client  *etcdclient.Client
+	etcdTTL *etcd.Etcd
+	view    view.View
+	zones   []*hosted
 	// stop ends the zones' goroutines; nil before start.
 	stop func()
 
@@ -92,8 +100,11 @@ func (x *EtcdZone) CacheBypassZones() []string {
 }
 
 // Ready implements ready.Readiness: the plugin is ready once every zone is
-// loaded.
+// loaded, and while it has heard from etcd within the SOA's expire.
 func (x *EtcdZone) Ready() bool {
+	if x.expired() {
+		return false
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, z := range x.zones {
@@ -125,6 +136,10 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 		return x.serveUpdate(ctx, w, r, z)
 	case r.Opcode != dns.OpcodeQuery:
 		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
+	case x.expired():
+		// As a secondary past its expire: no answer from a past that
+		// nobody can check.
+		return dns.RcodeServerFailure, nil
 	}
 	switch r.Question[0].Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:

@@ -53,7 +53,7 @@ func startTestEtcd(t testing.TB, records ...externaldns.Record) *etcdtest.Server
 // startTestZone is newTestZone on the etcd s.
 func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
 	t.Helper()
-	x := newTestPlugin(s)
+	x := newTestPlugin(t, s)
 	x.delegations = []delegation{{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}}}
 	x.glue = []glue{{name: "ns1.lab.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}}}
 	return runTestZone(t, x)
@@ -81,8 +81,9 @@ var testApex = zone.Apex{NS: []string{"ns1.example.net."}, TTL: 3600, Refresh: 3
 
 // newTestPlugin returns an etcdzone of the zones names (default: the etcd
 // plugin's, example.com) on the etcd s, with the NS set ns1.example.net.
-func newTestPlugin(s *etcdtest.Server, names ...string) *EtcdZone {
-	return &EtcdZone{
+func newTestPlugin(t testing.TB, s *etcdtest.Server, names ...string) *EtcdZone {
+	t.Helper()
+	x := &EtcdZone{
 		etcd:      &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
 		apex:      testApex,
 		zoneNames: names,
@@ -90,6 +91,11 @@ func newTestPlugin(s *etcdtest.Server, names ...string) *EtcdZone {
 		journalRecords: defaultJournalRecords,
 		journalBytes:   defaultJournalBytes,
 	}
+	if err := x.openClient(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.client.Close() })
+	return x
 }
 
 // setZones makes x's zones, as start does, and returns them.
@@ -482,7 +488,7 @@ func TestInnerZone(t *testing.T) {
 	put(t, s,
 		externaldns.Record{Name: "app.example.com", Type: "A", Targets: []string{"192.168.0.51"}},
 		externaldns.Record{Name: "app.lan.example.com", Type: "A", Targets: []string{"192.168.0.52"}})
-	x := newTestPlugin(s, "example.com.", "lan.example.com.")
+	x := newTestPlugin(t, s, "example.com.", "lan.example.com.")
 	zones := setZones(t, x)
 	ctx, cancel := context.WithCancel(context.Background())
 	var done sync.WaitGroup

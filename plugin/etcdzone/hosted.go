@@ -71,7 +71,7 @@ func (x *EtcdZone) readKey(z *hosted, kv *mvccpb.KeyValue, deleted bool) zone.So
 // decode returns the records the etcd key kv of z holds, at their owner
 // name, with the TTL the etcd plugin gives them.
 func (x *EtcdZone) decode(z *hosted, kv *mvccpb.KeyValue) (string, []dns.RR, error) {
-	return zone.Decode(z.name, string(kv.Key), kv.Value, func(s *msg.Service) uint32 { return x.etcd.TTL(kv, s) })
+	return zone.Decode(z.name, string(kv.Key), kv.Value, func(s *msg.Service) uint32 { return x.etcdTTL.TTL(kv, s) })
 }
 
 // commit makes s z's serial, and publishes the version of z that idx and

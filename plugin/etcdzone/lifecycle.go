@@ -46,12 +46,16 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	if _, ok := cfg.Handler("tsig").(*tsig.TSIGServer); len(x.rules) > 0 && !ok {
 		return x.errorf(x.rules[0].Where, "update needs the tsig plugin in this server block: it checks the UPDATEs' signatures")
 	}
-	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
-	zones, err := x.newZones(server)
-	if err != nil {
+	if err := x.openClient(); err != nil {
 		return err
 	}
-	if err := x.newSigners(zones); err != nil {
+	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
+	zones, err := x.newZones(server)
+	if err == nil {
+		err = x.newSigners(zones)
+	}
+	if err != nil {
+		x.client.Close()
 		return err
 	}
 
@@ -73,6 +77,8 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		loadedGauge.WithLabelValues(z.server, z.name).Set(0)
 		done.Add(1)
 		go func() { defer done.Done(); etcdtree.Follow(ctx, x.treeConfig(z), follower{x, z}) }()
+		done.Add(1)
+		go func() { defer done.Done(); x.watchContact(ctx, z) }()
 		if x.xfr != nil {
 			done.Add(1)
 			go func() { defer done.Done(); x.announce(ctx, z) }()
@@ -87,6 +93,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		unsubscribe()
 		cancel()
 		done.Wait()
+		x.client.Close()
 	}
 	x.waitLoaded(startWait)
 	return nil
@@ -131,9 +138,11 @@ func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 // treeConfig returns what following z's keys in etcd needs.
 func (x *EtcdZone) treeConfig(z *hosted) etcdtree.Config {
 	return etcdtree.Config{
-		Client: x.etcd.Client,
-		Keys:   z.keys,
-		Name:   z.name,
+		Client:  x.client.Client,
+		Where:   x.client.String(),
+		Explain: x.client.Explain,
+		Keys:    z.keys,
+		Name:    z.name,
 		// The watch has a gRPC stream of its own (etcd's client shares
 		// one among the watches of the same metadata): etcd reports
 		// progress on a stream only once every watch on it has caught

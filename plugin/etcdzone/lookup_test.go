@@ -16,7 +16,7 @@ import (
 // app.example.com, a name of the zone: the referral carries the sibling's
 // glue, as BIND's does, and not the address of the zone's own name.
 func TestSiblingGlue(t *testing.T) {
-	x := newTestPlugin(startTestEtcd(t, zoneRecords...))
+	x := newTestPlugin(t, startTestEtcd(t, zoneRecords...))
 	x.delegations = []delegation{
 		{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}},
 		{name: "dev.example.com.", ns: []string{"ns1.lab.example.com.", "app.example.com."}},

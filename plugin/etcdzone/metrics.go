@@ -41,7 +41,14 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "etcd_errors_total",
-		Help:      "Counter of failed reads and watches of the zone's keys in etcd (each retry counts).",
+		Help:      "Counter of failed reads and watches of the zone's keys in etcd (each retry counts), and of the seconds the zone has heard nothing from etcd for 10 s or more.",
+	}, []string{"server", "zone"})
+
+	sinceContact = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "etcd_silence_seconds",
+		Help:      "Seconds since the zone's connection last heard from etcd (an answer, an event, a progress report); above 10 while it is cut off from every member.",
 	}, []string{"server", "zone"})
 
 	transferredSerial = promauto.NewGaugeVec(prometheus.GaugeOpts{

@@ -11,6 +11,7 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
+	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 
 	"github.com/miekg/dns"
@@ -29,6 +30,7 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error(pluginName, err)
 	}
 	x.cfg = dnsserver.GetConfig(c)
+	etcdclient.GuardEtcdSetup(log)
 	// The server answers UPDATEs NOTIMP unless a plugin takes them: the
 	// zones answer theirs, refused unless the Corefile has update rules.
 	x.cfg.AllowOpcode(dns.OpcodeUpdate)
@@ -106,6 +108,8 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 		x.updateLease, err = parseLease(c, args)
 	case "journal":
 		x.journalRecords, x.journalBytes, err = parseJournal(c, args)
+	case "endpoint", "tls", "credentials", "plaintext_credentials":
+		err = x.conn.Parse(c, property, args)
 	default:
 		var ok bool
 		if ok, err = x.parseDNSSEC(c, property, args); !ok {

@@ -113,9 +113,9 @@ func (s store) Read(ctx context.Context, names []string) ([]*update.Entry, updat
 		}
 		seen[name] = true
 		path := s.Path(name)
-		resp, err := s.x.etcd.Client.Get(rctx, path, clientv3.WithRange(path+"0"), clientv3.WithRev(rev))
+		resp, err := s.x.client.Get(rctx, path, clientv3.WithRange(path+"0"), clientv3.WithRev(rev))
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", name, err)
+			return nil, nil, fmt.Errorf("reading %s: %w", name, s.x.client.Explain(err))
 		}
 		if rev == 0 {
 			// etcd's header gives its current revision, also for a read
@@ -142,7 +142,7 @@ func (s store) Read(ctx context.Context, names []string) ([]*update.Entry, updat
 func (s store) commit(ctx context.Context, reads []clientv3.Cmp, puts []*update.Entry, deletes []string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, etcdtree.Timeout)
 	defer cancel()
-	cli := s.x.etcd.Client
+	cli := s.x.client
 	var leaseID clientv3.LeaseID
 	ops := make([]clientv3.Op, 0, len(puts)+len(deletes))
 	for _, e := range puts {
@@ -163,11 +163,13 @@ func (s store) commit(ctx context.Context, reads []clientv3.Cmp, puts []*update.
 		ops = append(ops, clientv3.OpDelete(key))
 	}
 	resp, err := cli.Txn(ctx).If(reads...).Then(ops...).Commit()
-	switch {
-	case err != nil:
-		return false, fmt.Errorf("writing: %w", err)
-	case !resp.Succeeded && leaseID != 0:
-		_, _ = cli.Revoke(ctx, leaseID) // it would end by itself too
+	if leaseID != 0 && (err != nil || !resp.Succeeded) {
+		// etcd grants a lease to any user: one refused its write (no
+		// permission) must not leave the lease behind.
+		_, _ = cli.Revoke(context.WithoutCancel(ctx), leaseID)
+	}
+	if err != nil {
+		return false, fmt.Errorf("writing: %w", cli.Explain(err))
 	}
 	return resp.Succeeded, nil
 }

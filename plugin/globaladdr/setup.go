@@ -91,7 +91,7 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 				}
 			case "hide":
 				p.hide, err = parseHide(c, args, p.hide)
-			case "from", "endpoint", "tls", "credentials":
+			case "from", "endpoint", "tls", "credentials", "plaintext_credentials":
 				if property == "from" && len(addrs) > 0 {
 					err = c.Errf("%q can't be mixed with ADDRESS arguments", property)
 				} else {

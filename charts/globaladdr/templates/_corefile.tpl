@@ -43,7 +43,9 @@ key, view says whether it claims lan.networks' clients only.
     health :{{ $p.health }} {
         lameduck 5s
     }
-    ready :{{ $p.ready }}
+    ready :{{ $p.ready }} {
+        monitor continuously
+    }
     prometheus :{{ $p.metrics }}
 {{- if $v.lan.acme.enabled }}
     tsig {
@@ -55,16 +57,15 @@ key, view says whether it claims lan.networks' clients only.
     loop
     reload
     loadbalance
-{{- if $v.lan.acme.enabled }}
     etcdzone {
+{{- if $v.lan.acme.enabled }}
         update {{ $v.tsig.name }}
 {{- with $v.lan.acme.lease }}
         update_lease {{ . }}
 {{- end }}
-    }
-{{- else }}
-    etcdzone
 {{- end }}
+{{- include "globaladdr.etcdConnection" .ctx }}
+    }
 {{- include "globaladdr.etcd" .ctx }}
     forward . {{ join " " $v.lan.upstream }}
 }
@@ -87,7 +88,9 @@ cache.
         lameduck 5s
     }
 {{- end }}
-    ready :{{ $p.ready }}
+    ready :{{ $p.ready }} {
+        monitor continuously
+    }
     prometheus :{{ $p.metrics }}
     bufsize 1232
 {{- if not .primary }}
@@ -120,6 +123,7 @@ cache.
 {{- range $name, $addresses := $v.zone.glue }}
         glue {{ $name }} {{ join " " $addresses }}
 {{- end }}
+{{- include "globaladdr.etcdConnection" .ctx }}
     }
 {{- if .primary }}
     transfer {
@@ -138,7 +142,13 @@ cache.
 {{- end -}}
 {{- $props := list -}}
 {{- with .from.file.configMap }}{{ $props = append $props (printf "from file /etc/globaladdr/%s" $.Values.globaladdr.from.file.key) }}{{ end -}}
-{{- with .from.etcdKey }}{{ $props = append $props (printf "from etcd %s" .) }}{{ end -}}
+{{- with .from.etcdKey }}{{ $props = append $props (printf "from etcd %s" .) }}
+{{- with $.Values.etcd }}
+{{- $props = append $props (printf "endpoint %s" (join " " (compact (default (list) .endpoints)))) }}
+{{- if .credentials.secretName }}{{ $props = append $props "credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}" }}{{ end }}
+{{- if .tls.secretName }}{{ $props = append $props "tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt" }}{{ end }}
+{{- end }}
+{{- end -}}
 {{- if not (kindIs "invalid" .ttl) }}{{ $props = append $props (printf "ttl %v" .ttl) }}{{ end -}}
 {{- with .internal }}{{ $props = append $props (printf "internal %s" (join " " .)) }}{{ end -}}
 {{- range .map }}{{ $props = append $props (printf "map %s %s" .from .to) }}{{ end -}}
@@ -153,11 +163,30 @@ cache.
 {{- end }}
 {{- end -}}
 
-{{/* The etcd block, with its connection's TLS and credentials, on a line of its own. */}}
+{{/* The etcd block, on a line of its own: the zone and the path. */}}
 {{- define "globaladdr.etcd" -}}
 {{- with .Values.etcd }}
     etcd {{ $.Values.domain }} {
         path {{ .path }}
+    }
+{{- end }}
+{{- end -}}
+
+{{/*
+The etcd connection, on lines of their own inside etcdzone's block (and
+globaladdr's, for from etcd): its endpoints, and its TLS and credentials,
+which need https:// endpoints (the password would go out in clear, the
+client certificate not at all).
+*/}}
+{{- define "globaladdr.etcdConnection" -}}
+{{- with .Values.etcd }}
+{{- if or .tls.secretName .credentials.secretName }}
+{{- range (compact (default (list) .endpoints)) }}
+{{- if not (hasPrefix "https://" .) }}
+{{- fail (printf "etcd.endpoints: %s is not https://: etcd.tls and etcd.credentials need https:// endpoints (the password would go out in clear)" .) }}
+{{- end }}
+{{- end }}
+{{- end }}
         endpoint {{ join " " (compact (default (list) .endpoints)) }}
 {{- if .credentials.secretName }}
         credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}
@@ -165,7 +194,6 @@ cache.
 {{- if .tls.secretName }}
         tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt
 {{- end }}
-    }
 {{- end }}
 {{- end -}}
 

@@ -67,7 +67,11 @@ type Follower interface {
 // Config says what to follow, and how to report it.
 type Config struct {
 	Client *clientv3.Client
-	Keys   Keys
+	// Where names etcd (its endpoints) in the log; Explain, when not
+	// nil, gives a failure its cause in words.
+	Where   string
+	Explain func(error) error
+	Keys    Keys
 	// Name names the zone in the log; Stream names the watch's gRPC
 	// stream.
 	Name, Stream string
@@ -97,8 +101,11 @@ func Follow(ctx context.Context, c Config, f Follower) {
 		}
 		c.Errors.Inc()
 		if err.Error() != failed {
-			log.Warningf("zone %s: %s etcd: %v", c.Name, what, err)
 			failed = err.Error()
+			if c.Explain != nil {
+				err = c.Explain(err)
+			}
+			log.Warningf("zone %s: %s etcd at %s: %v", c.Name, what, c.Where, err)
 		}
 	}
 	for delay := time.Duration(0); wait.For(ctx, delay); {

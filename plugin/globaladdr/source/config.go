@@ -1,15 +1,11 @@
 package source
 
 import (
-	"net"
 	"net/netip"
-	"net/url"
 	"path/filepath"
-	"strings"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
-	mwtls "github.com/coredns/coredns/plugin/pkg/tls"
 )
 
 // Config collects a block's from, endpoint, tls and credentials properties.
@@ -23,19 +19,13 @@ type Config struct {
 	etcdSrc bool // a from etcd line was seen
 }
 
-// Parse reads property, one of from, endpoint, tls and credentials, with
-// its arguments.
+// Parse reads property, from or one of etcdclient.Properties, with its
+// arguments.
 func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) error {
-	switch property {
-	case "from":
+	if property == "from" {
 		return cfg.parseFrom(c, args)
-	case "endpoint":
-		return cfg.parseEndpoint(c, property, args)
-	case "tls":
-		return cfg.parseTLS(c, property, args)
-	default: // credentials
-		return cfg.parseCredentials(c, property, args)
 	}
+	return cfg.configure(c, property).cfg.Parse(c, property, args)
 }
 
 // Empty reports whether the block has no from line.
@@ -82,80 +72,21 @@ func (cfg *Config) parseFrom(c *caddy.Controller, args []string) error {
 	return nil
 }
 
-// parseEndpoint reads "endpoint URL...".
-func (cfg *Config) parseEndpoint(c *caddy.Controller, property string, args []string) error {
-	if len(args) == 0 {
-		return c.Errf("endpoint needs at least one URL, after %q", c.Val())
-	}
-	for _, arg := range args {
-		if !isEndpoint(arg) {
-			return c.Errf("%q is not an etcd endpoint URL", arg)
-		}
-	}
-	cfg.configure(c, property).endpoints = args
-	return nil
-}
-
-// parseTLS reads "tls [CERT KEY] CACERT" as the etcd plugin does.
-func (cfg *Config) parseTLS(c *caddy.Controller, property string, args []string) error {
-	for i := range args {
-		args[i] = rootPath(c, args[i])
-	}
-	tls, err := mwtls.NewTLSConfigFromArgs(args...)
-	if err != nil {
-		return c.Errf("%q: %v", strings.Join(append([]string{property}, args...), " "), err)
-	}
-	cfg.configure(c, property).tls = tls
-	return nil
-}
-
-// parseCredentials reads "credentials USER PASSWORD".
-func (cfg *Config) parseCredentials(c *caddy.Controller, property string, args []string) error {
-	if len(args) != 2 {
-		return c.Errf("credentials needs USER and PASSWORD, after %q", c.Val())
-	}
-	e := cfg.configure(c, property)
-	e.username, e.password = args[0], args[1]
-	return nil
-}
-
 // conn returns the etcd connection of the block's sources.
 func (cfg *Config) conn() *etcdConn {
 	if cfg.etcd == nil {
-		cfg.etcd = newEtcdConn()
+		cfg.etcd = &etcdConn{}
 	}
 	return cfg.etcd
 }
 
-// configure returns the etcd connection for property, endpoint, tls or
-// credentials, which makes it globaladdr's own.
+// configure returns the etcd connection for property, one of
+// etcdclient.Properties.
 func (cfg *Config) configure(c *caddy.Controller, property string) *etcdConn {
 	if cfg.orphan == nil {
 		cfg.orphan = c.Errf("%q is for from etcd, and there is no from etcd line", property)
 	}
-	e := cfg.conn()
-	e.configured = true
-	return e
-}
-
-// isEndpoint reports whether s is an endpoint the etcd client takes: a URL
-// of scheme http, https, unix or unixs, or a bare host:port.
-func isEndpoint(s string) bool {
-	if !strings.Contains(s, "://") {
-		_, _, err := net.SplitHostPort(s)
-		return err == nil
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return false
-	}
-	switch u.Scheme {
-	case "http", "https":
-		return u.Host != ""
-	case "unix", "unixs":
-		return u.Host != "" || u.Path != ""
-	}
-	return false
+	return cfg.conn()
 }
 
 // rootPath resolves a relative path against the Corefile's root directive,

@@ -1,26 +1,18 @@
 package source
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/globaladdr/globaladdr/internal/testpki"
 )
 
 func TestSourceSetup(t *testing.T) {
-	cert, key := writeCert(t, t.TempDir())
+	pair := testpki.NewCA(t, "globaladdr test").Issue(t, "client")
+	cert, key := pair.CertFile, pair.KeyFile
 	tests := []struct {
 		input string
 		// wantErr is "" for a valid Corefile; else the error names
@@ -100,7 +92,7 @@ func TestSourceSetupParsed(t *testing.T) {
 		t.Errorf("sources %s, want %s (a relative path under root)", got, want)
 	}
 	e := set.etcd
-	if e == nil || !e.configured || strings.Join(e.endpoints, " ") != "http://10.0.0.1:2379 http://10.0.0.2:2379" || e.username != "root" || e.password != "secret" {
+	if e == nil || !e.cfg.Given() || strings.Join(e.cfg.Endpoints, " ") != "http://10.0.0.1:2379 http://10.0.0.2:2379" || e.cfg.Username != "root" || e.cfg.Password != "secret" {
 		t.Errorf("etcd connection %+v, want globaladdr's own to the two endpoints, with the credentials", e)
 	}
 	if set.feeds[2].src.(*etcdSource).conn != e || set.feeds[3].src.(*etcdSource).conn != e {
@@ -111,41 +103,7 @@ func TestSourceSetupParsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := set.etcd; e.configured || strings.Join(e.endpoints, " ") != defaultEndpoint {
+	if e := set.etcd; e.cfg.Given() {
 		t.Errorf("etcd connection %+v, want the block's etcd plugin's, else the default endpoint", e)
 	}
-}
-
-// writeCert writes a self-signed certificate and its key into dir, and
-// returns their paths.
-func writeCert(t *testing.T, dir string) (cert, key string) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "globaladdr test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	for path, block := range map[string]*pem.Block{cert: {Type: "CERTIFICATE", Bytes: der}, key: {Type: "EC PRIVATE KEY", Bytes: kder}} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return cert, key
 }

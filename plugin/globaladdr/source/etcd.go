@@ -41,13 +41,13 @@ func (s *etcdSource) run(ctx context.Context, report func(text string, rev int64
 	var delay time.Duration
 	for wait.For(ctx, delay) {
 		delay = etcdRetry
-		client, err := s.conn.get(ctx)
+		client, err := s.conn.get()
 		var rev int64
 		if err == nil {
-			rev, err = s.read(ctx, client, report)
+			rev, err = s.read(ctx, client.Client, report)
 		}
 		if err == nil {
-			err = s.watch(ctx, client, rev+1, report)
+			err = s.watch(ctx, client.Client, rev+1, report)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -56,7 +56,7 @@ func (s *etcdSource) run(ctx context.Context, report func(text string, rev int64
 			log.Infof("%s: %s; reading the key again", s, err)
 			delay = 0
 		default:
-			report("", 0, err)
+			report("", 0, s.conn.explain(err))
 		}
 	}
 }

@@ -162,7 +162,7 @@ func TestSourceEtcdUnreachable(t *testing.T) {
 	srv.Stop()
 	// With credentials, the client logs in as it connects: start-up must
 	// not wait for that.
-	s := startSources(t, "globaladdr {\n from etcd "+key+"\n endpoint "+srv.Endpoint()+"\n credentials root secret\n}", nil)
+	s := startSources(t, "globaladdr {\n from etcd "+key+"\n endpoint "+srv.Endpoint()+"\n credentials root secret\n plaintext_credentials\n}", nil)
 	waitErrors(t, "etcd "+key, 1)
 	if s.Ready() {
 		t.Fatal("etcd down at start-up: want not ready")
@@ -174,7 +174,8 @@ func TestSourceEtcdUnreachable(t *testing.T) {
 }
 
 // TestSourceEtcdSharedClient starts an etcd source given the client of the
-// block's etcd plugin: it must use it, and leave it open when it stops.
+// block's etcd plugin: it must connect to its endpoints, and leave it open
+// when it stops.
 func TestSourceEtcdSharedClient(t *testing.T) {
 	t.Parallel()
 	key := "/globaladdr/" + t.Name()
@@ -186,8 +187,8 @@ func TestSourceEtcdSharedClient(t *testing.T) {
 	s := start(t, set, srv.Client())
 
 	waitAddrs(t, s, "203.0.113.10")
-	if set.etcd.client != srv.Client() {
-		t.Fatal("the sources opened a connection of their own beside the etcd plugin's")
+	if got := set.etcd.cfg.Endpoints; len(got) != 1 || got[0] != srv.Endpoint() {
+		t.Fatalf("the sources connected to %v, not to the etcd plugin's endpoint %s", got, srv.Endpoint())
 	}
 	put(t, srv, key, "203.0.113.20")
 	waitAddrs(t, s, "203.0.113.20")

@@ -99,7 +99,9 @@ func (s *Set) Start(servers []string, shared *clientv3.Client, use func(Value)) 
 	s.servers, s.use = servers, use
 	s.mu.Unlock()
 	if s.etcd != nil {
-		s.etcd.share(shared)
+		if err := s.etcd.share(shared); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel

@@ -34,7 +34,7 @@ func newSet(c *caddy.Controller) (*Set, error) {
 	for c.Next() {
 		for c.NextBlock() {
 			switch property, args := c.Val(), c.RemainingArgs(); property {
-			case "from", "endpoint", "tls", "credentials":
+			case "from", "endpoint", "tls", "credentials", "plaintext_credentials":
 				if err := cfg.Parse(c, property, args); err != nil {
 					return nil, err
 				}
