@@ -74,6 +74,9 @@ const (
 	Observer
 )
 
+// local is the kind of from interface: the address is on the node itself.
+const local Kind = 0
+
 // ParseFunc reads the arguments of a from line of a polled source (after
 // its keyword) and returns its Probers: one per server, which vote when they
 // are several. It reports a bad argument with c.Errf, naming the token.
