@@ -198,12 +198,15 @@ lint:
 # fuzz fuzzes the rewrite (FuzzRewrite: arbitrary replies from the backend
 # through ServeDNS with random configurations) and the UPDATE parser
 # (FuzzParseUpdate: arbitrary messages, what it accepts applied to stored
-# records) for FUZZTIME each. A failing input is written to the package's
+# records), and the router's PCP and NAT-PMP answer parsers (FuzzParsePCP,
+# FuzzParseNATPMP: arbitrary answers) for FUZZTIME each. A failing input is written to the package's
 # testdata/fuzz/, where it then runs with every go test.
 FUZZTIME ?= 10m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePCP$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/router/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseNATPMP$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/router/
 
 # image builds $(IMAGE):$(VERSION) and $(IMAGE):latest on $(BASE), with
 # docker when an engine answers, else with buildah (ENGINE=docker or

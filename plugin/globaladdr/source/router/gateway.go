@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -56,5 +55,5 @@ func parseRoutes(r io.Reader) (netip.Addr, error) {
 	if err := sc.Err(); err != nil {
 		return netip.Addr{}, fmt.Errorf("reading %s: %w", routeFile, err)
 	}
-	return netip.Addr{}, errors.New("there is no IPv4 default route through a gateway: name the router's address")
+	return netip.Addr{}, notFound("there is no IPv4 default route through a gateway: name the router's address")
 }

@@ -3,7 +3,6 @@ package router
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"net/netip"
 )
 
@@ -56,21 +55,21 @@ func (p *NATPMP) Probe(ctx context.Context) (netip.Addr, error) {
 func ParseNATPMP(b []byte) (netip.Addr, error) {
 	switch {
 	case len(b) < 2:
-		return netip.Addr{}, fmt.Errorf("malformed NAT-PMP answer: %d bytes", len(b))
+		return netip.Addr{}, malformed("malformed NAT-PMP answer: %d bytes", len(b))
 	case b[0] != natpmpVersion:
-		return netip.Addr{}, fmt.Errorf("NAT-PMP answer of version %d, not 0 (a version 2 answer is PCP's: use from pcp)", b[0])
+		return netip.Addr{}, malformed("NAT-PMP answer of version %d, not 0 (a version 2 answer is PCP's: use from pcp)", b[0])
 	case b[1] != natpmpResponse|natpmpOpPublic:
-		return netip.Addr{}, fmt.Errorf("NAT-PMP answer with opcode %d, not %d", b[1], natpmpResponse|natpmpOpPublic)
+		return netip.Addr{}, malformed("NAT-PMP answer with opcode %d, not %d", b[1], natpmpResponse|natpmpOpPublic)
 	case len(b) != natpmpSize:
-		return netip.Addr{}, fmt.Errorf("malformed NAT-PMP answer: %d bytes, not %d", len(b), natpmpSize)
+		return netip.Addr{}, malformed("malformed NAT-PMP answer: %d bytes, not %d", len(b), natpmpSize)
 	}
 	switch code := binary.BigEndian.Uint16(b[2:4]); {
 	case code == 3:
 		return netip.Addr{}, ErrNoUsableAddress
 	case int(code) < len(natpmpResults) && code != 0:
-		return netip.Addr{}, fmt.Errorf("the router refused the NAT-PMP request: %s (result %d)", natpmpResults[code], code)
+		return netip.Addr{}, refused("the router refused the NAT-PMP request: %s (result %d)", natpmpResults[code], code)
 	case code != 0:
-		return netip.Addr{}, fmt.Errorf("the router refused the NAT-PMP request: unknown result %d", code)
+		return netip.Addr{}, refused("the router refused the NAT-PMP request: unknown result %d", code)
 	}
 	addr := netip.AddrFrom4([4]byte(b[8:12]))
 	if addr.IsUnspecified() {

@@ -3,7 +3,6 @@ package router
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"net/netip"
 )
 
@@ -82,15 +81,15 @@ func ParsePCP(b []byte) (pcpMap, error) {
 	var m pcpMap
 	switch {
 	case len(b) < pcpHeader:
-		return m, fmt.Errorf("malformed PCP answer: %d bytes, less than the %d of the header", len(b), pcpHeader)
+		return m, malformed("malformed PCP answer: %d bytes, less than the %d of the header", len(b), pcpHeader)
 	case len(b) > pcpMaxSize:
-		return m, fmt.Errorf("malformed PCP answer: %d bytes, more than PCP's %d", len(b), pcpMaxSize)
+		return m, malformed("malformed PCP answer: %d bytes, more than PCP's %d", len(b), pcpMaxSize)
 	case len(b)%4 != 0:
-		return m, fmt.Errorf("malformed PCP answer: %d bytes, not a multiple of 4", len(b))
+		return m, malformed("malformed PCP answer: %d bytes, not a multiple of 4", len(b))
 	case b[0] != pcpVersion:
-		return m, fmt.Errorf("PCP answer of version %d, not 2 (a version 0 answer is NAT-PMP's: use from natpmp)", b[0])
+		return m, malformed("PCP answer of version %d, not 2 (a version 0 answer is NAT-PMP's: use from natpmp)", b[0])
 	case b[1]&pcpResponse == 0:
-		return m, errors.New("a PCP request, not an answer")
+		return m, malformed("a PCP request, not an answer")
 	}
 	m.Result = b[3]
 	m.Lifetime = binary.BigEndian.Uint32(b[4:8])
@@ -100,13 +99,13 @@ func ParsePCP(b []byte) (pcpMap, error) {
 		return m, errPCPAnnounce
 	case pcpOpMap:
 	default:
-		return m, fmt.Errorf("PCP answer with opcode %d, neither ANNOUNCE nor MAP", op)
+		return m, malformed("PCP answer with opcode %d, neither ANNOUNCE nor MAP", op)
 	}
 	if len(b) < pcpMapSize {
 		if m.Result != 0 {
 			return m, nil // an error response need not carry the request's fields
 		}
-		return m, fmt.Errorf("malformed PCP MAP answer: %d bytes, less than %d", len(b), pcpMapSize)
+		return m, malformed("malformed PCP MAP answer: %d bytes, less than %d", len(b), pcpMapSize)
 	}
 	copy(m.Nonce[:], b[24:36])
 	m.Protocol = b[36]
@@ -122,11 +121,11 @@ func ParsePCP(b []byte) (pcpMap, error) {
 func checkOptions(b []byte) error {
 	for len(b) > 0 {
 		if len(b) < 4 {
-			return fmt.Errorf("malformed PCP option: %d bytes left, less than an option's header", len(b))
+			return malformed("malformed PCP option: %d bytes left, less than an option's header", len(b))
 		}
 		n := (int(binary.BigEndian.Uint16(b[2:4])) + 3) &^ 3
 		if n > len(b)-4 {
-			return fmt.Errorf("malformed PCP option %d: length %d, with only %d bytes left", b[0], binary.BigEndian.Uint16(b[2:4]), len(b)-4)
+			return malformed("malformed PCP option %d: length %d, with only %d bytes left", b[0], binary.BigEndian.Uint16(b[2:4]), len(b)-4)
 		}
 		b = b[4+n:]
 	}

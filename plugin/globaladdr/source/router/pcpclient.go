@@ -99,12 +99,12 @@ func (c pcpCodeError) Error() string {
 	return fmt.Sprintf("the router refused the PCP request: unknown result %d", c)
 }
 
-// Unwrap makes network failure ErrNoUsableAddress.
-func (c pcpCodeError) Unwrap() error {
+// Is makes network failure ErrNoUsableAddress, and the others ErrRefused.
+func (c pcpCodeError) Is(target error) bool {
 	if c == pcpNetworkFailure {
-		return ErrNoUsableAddress
+		return target == ErrNoUsableAddress
 	}
-	return nil
+	return target == ErrRefused
 }
 
 // mapping sends the MAP request of the mapping with lifetime (0 deletes

@@ -13,6 +13,7 @@ import (
 
 	"github.com/huin/goupnp"
 	"github.com/huin/goupnp/dcps/internetgateway2"
+	"github.com/huin/goupnp/soap"
 )
 
 // maxHTTPBody bounds what is read of a router's device description or SOAP
@@ -75,6 +76,10 @@ func (p *UPnP) Probe(ctx context.Context) (netip.Addr, error) {
 		if err == nil {
 			return parseUPnPAddr(s)
 		}
+		var fault *soap.SOAPFaultError
+		if errors.As(err, &fault) {
+			err = refused("the router refused GetExternalIPAddress: UPnP error %d %.64q", fault.Detail.UPnPError.Errorcode, fault.Detail.UPnPError.ErrorDescription)
+		}
 		errs = append(errs, err)
 	}
 	p.conns = nil // read the description (or search) again next time
@@ -90,7 +95,7 @@ func parseUPnPAddr(s string) (netip.Addr, error) {
 	}
 	a, err := netip.ParseAddr(s)
 	if err != nil || !a.Is4() {
-		return netip.Addr{}, fmt.Errorf("GetExternalIPAddress answered %.64q, not an IPv4 address", s)
+		return netip.Addr{}, malformed("GetExternalIPAddress answered %.64q, not an IPv4 address", s)
 	}
 	if a.IsUnspecified() {
 		return netip.Addr{}, ErrNoUsableAddress
@@ -127,7 +132,7 @@ func (p *UPnP) find(ctx context.Context) ([]externalIP, error) {
 		}
 	}
 	if len(errs) == 0 {
-		return nil, errors.New("SSDP found no Internet gateway device (is UPnP on in the router, and does multicast reach us? else name the device description's URL)")
+		return nil, notFound("SSDP found no Internet gateway device (is UPnP on in the router, and does multicast reach us? else name the device description's URL)")
 	}
 	return nil, fmt.Errorf("SSDP found no usable Internet gateway device: %w", errors.Join(errs...))
 }
@@ -151,7 +156,7 @@ func services(root *goupnp.RootDevice, loc *url.URL) ([]externalIP, error) {
 		conns = append(conns, c)
 	}
 	if len(conns) == 0 {
-		return nil, fmt.Errorf("%s describes no WANIPConnection or WANPPPConnection service", loc)
+		return nil, notFound("%s describes no WANIPConnection or WANPPPConnection service", loc)
 	}
 	return conns, nil
 }
