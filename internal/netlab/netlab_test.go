@@ -42,4 +42,3 @@ func TestLab(t *testing.T) {
 		t.Errorf("ip addr in the peer: %q", got)
 	}
 }
-

@@ -37,6 +37,7 @@ var pcpResults = [...]string{
 
 const (
 	pcpNetworkFailure  = 7
+	pcpNoResources     = 8
 	pcpAddressMismatch = 12
 )
 

@@ -93,6 +93,8 @@ func (c pcpCodeError) Error() string {
 	switch {
 	case c == pcpNetworkFailure:
 		return ErrNoUsableAddress.Error()
+	case c == pcpNoResources:
+		return "the router refused the PCP request: no resources (result 8); miniupnpd answers so when its WAN address is reserved (carrier-grade NAT's 100.64.0.0/10, say)"
 	case int(c) < len(pcpResults):
 		return fmt.Sprintf("the router refused the PCP request: %s (result %d)", pcpResults[c], c)
 	}
