@@ -27,13 +27,17 @@ func (g *GlobalAddr) Withholds(rr dns.RR) bool {
 }
 
 // noGlobalFor reports whether rr, an A or AAAA record with an internal
-// address, has nothing to become: no map covers it, and the global
-// addresses, once known, hold none of its family.
+// address, has nothing to become: its map's prefix comes from a source
+// that has given none yet, or no map covers it and the global addresses,
+// once known, hold none of its family.
 func (g *GlobalAddr) noGlobalFor(rr dns.RR) bool {
 	ip, v4, _ := address(rr)
 	a, _ := addrOf(ip, v4)
 	globals := g.addrs.Load()
-	return g.policy.lookupMap(a) == nil && globals != nil && len(globals.family(a)) == 0
+	if m := g.policy.lookupMap(a); m != nil {
+		return m.translate(a) == nil
+	}
+	return globals != nil && len(globals.family(a)) == 0
 }
 
 // Withhold tells g that the plugin below it answers zones from a zone that

@@ -38,11 +38,11 @@ func TestSourceSetup(t *testing.T) {
 		{"globaladdr {\n from etcd /wan\n tls " + cert + " " + key + " " + cert + "\n}", 0, ""},
 		{"globaladdr {\n endpoint http://10.0.0.1:2379\n from etcd /wan\n}", 0, ""},
 
-		{"globaladdr {\n from\n}", 2, `from needs a source and its argument: from file PATH or from etcd KEY, after "from"`},
-		{"globaladdr {\n from file\n}", 2, `from needs a source and its argument: from file PATH or from etcd KEY, after "file"`},
-		{"globaladdr {\n from file /a /b\n}", 2, `from needs a source and its argument: from file PATH or from etcd KEY, after "/b"`},
+		{"globaladdr {\n from\n}", 2, `from needs a source and its argument: from file PATH, from etcd KEY or from interface NAME, after "from"`},
+		{"globaladdr {\n from file\n}", 2, `from needs a source and its argument: from file PATH, from etcd KEY or from interface NAME, after "file"`},
+		{"globaladdr {\n from file /a /b\n}", 2, `from needs a source and its argument: from file PATH, from etcd KEY or from interface NAME, after "/b"`},
 		{"globaladdr {\n from http://etcd:2379/wan\n}", 2, `unknown source "http://etcd:2379/wan"`},
-		{"globaladdr {\n from consul /wan\n}", 2, `unknown source "consul": want file or etcd`},
+		{"globaladdr {\n from consul /wan\n}", 2, `unknown source "consul": want one of file, etcd, interface, `},
 		{"globaladdr {\n from file /a\n ttl 60\n from file /a\n}", 4, `"/a": the source file /a is given twice`},
 		{"globaladdr {\n from file /a\n endpoint http://10.0.0.1:2379\n}", 3, `"endpoint" is for from etcd, and there is no from etcd line`},
 		{"globaladdr {\n from file /a\n tls\n credentials root secret\n}", 3, `"tls" is for from etcd`},
@@ -55,7 +55,7 @@ func TestSourceSetup(t *testing.T) {
 		{"globaladdr {\n from etcd /wan\n tls /missing/cert.pem /missing/key.pem\n}", 3, `"tls /missing/cert.pem /missing/key.pem": `},
 		{"globaladdr {\n from etcd /wan\n tls /missing/ca.pem\n}", 3, `"tls /missing/ca.pem": `},
 		{"globaladdr {\n from etcd /wan\n tls a b c d\n}", 3, "maximum of three arguments"},
-		{"globaladdr {\n from file /a\n from etcd\n}", 3, `from needs a source and its argument: from file PATH or from etcd KEY, after "etcd"`},
+		{"globaladdr {\n from file /a\n from etcd\n}", 3, `from needs a source and its argument: from file PATH, from etcd KEY or from interface NAME, after "etcd"`},
 	}
 	for _, tc := range tests {
 		_, err := newSet(caddy.NewTestController("dns", tc.input))
