@@ -196,15 +196,21 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 # fuzz fuzzes the rewrite (FuzzRewrite: arbitrary replies from the backend
-# through ServeDNS with random configurations) and the UPDATE parser
+# through ServeDNS with random configurations), the UPDATE parser
 # (FuzzParseUpdate: arbitrary messages, what it accepts applied to stored
-# records), and the router's PCP and NAT-PMP answer parsers (FuzzParsePCP,
-# FuzzParseNATPMP: arbitrary answers) for FUZZTIME each. A failing input is written to the package's
+# records), the parsers of what globaladdr's sources learn (FuzzEchoBody:
+# HTTPS echo bodies; FuzzBindingResponse: STUN responses; FuzzPrefixValue:
+# written IPv6 prefixes), and the router's PCP and NAT-PMP answer parsers
+# (FuzzParsePCP, FuzzParseNATPMP: arbitrary answers) for FUZZTIME each. A
+# failing input is written to the package's
 # testdata/fuzz/, where it then runs with every go test.
 FUZZTIME ?= 10m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/
+	$(GO) test -run '^$$' -fuzz '^FuzzEchoBody$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/
+	$(GO) test -run '^$$' -fuzz '^FuzzBindingResponse$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/
+	$(GO) test -run '^$$' -fuzz '^FuzzPrefixValue$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePCP$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/router/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseNATPMP$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/router/
 

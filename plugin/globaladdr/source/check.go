@@ -70,10 +70,8 @@ func refusal(a netip.Addr, internal func(netip.Addr) bool) string {
 	switch {
 	case !a.IsValid() || a.Zone() != "" || a.Is4In6():
 		return RefusedReserved
-	case internal(a):
-		return RefusedInternal
 	case containedIn(documentation, a):
-		return ""
+		break
 	case cgnat.Contains(a):
 		return RefusedCGNAT
 	case a.IsPrivate() && a.Is4():
@@ -90,6 +88,9 @@ func refusal(a netip.Addr, internal func(netip.Addr) bool) string {
 		return RefusedMulticast
 	case a.Is4() && containedIn(reserved4, a), a.Is6() && (!global6.Contains(a) || containedIn(reserved6, a)):
 		return RefusedReserved
+	}
+	if internal(a) {
+		return RefusedInternal
 	}
 	return ""
 }

@@ -71,11 +71,17 @@ func (s *Set) learn(f *feed, l learning) {
 	var addrs []netip.Addr
 	for fam := range 2 {
 		got := ofFamily(l.addrs, fam)
-		if len(got) == 0 {
+		f.refused[fam] = len(got) == 0 && slices.ContainsFunc(l.refused, func(r refused) bool { return family(r.addr) == fam })
+		switch {
+		case len(got) > 0:
+			f.missing[fam] = false
+		case f.refused[fam]:
 			got = ofFamily(f.addrs, fam)
+		default:
+			got = ofFamily(f.addrs, fam)
+			s.warnMissing(f, fam, got)
 		}
 		addrs = append(addrs, got...)
-		f.refused[fam] = len(ofFamily(l.addrs, fam)) == 0 && slices.ContainsFunc(l.refused, func(r refused) bool { return family(r.addr) == fam })
 	}
 	if len(addrs) > 0 {
 		f.addrs = addrs
@@ -84,6 +90,16 @@ func (s *Set) learn(f *feed, l learning) {
 	for fam := range 2 {
 		s.warnRefused(f, fam, l.refused)
 	}
+}
+
+// warnMissing logs, once while it lasts, that the line of f learned no
+// address of family fam, of which it had kept.
+func (s *Set) warnMissing(f *feed, fam int, kept []netip.Addr) {
+	if len(kept) == 0 || f.missing[fam] {
+		return
+	}
+	f.missing[fam] = true
+	log.Warningf("%s: no IPv%d address now; keeping the last good %s", f, 4+2*fam, joinAddrs(kept))
 }
 
 // warnRefused logs, once while it lasts, why the line of f refused its

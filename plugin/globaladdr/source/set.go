@@ -72,6 +72,9 @@ type feed struct {
 	// last logged for it.
 	refused [2]bool
 	warned  [2]string
+	// missing tells, per family, that the learned source's last answers
+	// had no address of the family it had kept addresses of (logged).
+	missing [2]bool
 	// first is closed once the source has reported for the first time.
 	first chan struct{}
 	once  sync.Once
