@@ -137,27 +137,36 @@ func (ns *NS) command(prog string, args ...string) []string {
 
 // Do calls f on a thread that has entered the namespace: the sockets f
 // opens belong to it, and stay there when used from any goroutine. The
-// thread ends with f.
+// thread then returns to the test's namespace (or ends, if it can't).
 func (ns *NS) Do(f func() error) error {
 	if ns.name == "" {
 		return f()
 	}
 	errc := make(chan error, 1)
 	go func() {
-		// The thread never leaves the goroutine locked to it: Go ends it
-		// when the goroutine returns, and its namespace with it.
 		runtime.LockOSThread()
-		fd, err := unix.Open("/run/netns/"+ns.name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		home, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			errc <- err
 			return
 		}
-		defer unix.Close(fd)
-		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		defer unix.Close(home)
+		there, err := unix.Open("/run/netns/"+ns.name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer unix.Close(there)
+		if err := unix.Setns(there, unix.CLONE_NEWNET); err != nil {
 			errc <- fmt.Errorf("entering %s: %w", ns.name, err)
 			return
 		}
 		errc <- f()
+		// A thread that can't return stays locked to the goroutine, and
+		// Go ends it with the goroutine.
+		if unix.Setns(home, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
 	}()
 	return <-errc
 }
