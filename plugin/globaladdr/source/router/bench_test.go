@@ -43,7 +43,7 @@ func BenchmarkProbe(b *testing.B) {
 			}
 			perProbe := (cpuTime(b) - before) / time.Duration(b.N)
 			b.ReportMetric(float64(perProbe.Microseconds()), "cpu-µs/op")
-			b.ReportMetric(float64((60 * perProbe).Microseconds())/1000, "cpu-ms/hour")
+			b.ReportMetric(float64((60*perProbe).Microseconds())/1000, "cpu-ms/hour")
 		})
 	}
 }
