@@ -27,30 +27,48 @@ import (
 // test that runs in its own network namespace.
 const insideEnv = "NETLAB_INSIDE"
 
-// Enter runs the test t in a network namespace of its own. Called from the
-// test binary as go test started it, it runs the binary again for t alone
-// (-test.run=^NAME$) in a new network namespace, passes its output on, fails
-// t if it failed, and returns false: the test returns at once. Called in the
-// new namespace, it brings the loopback interface up and returns true: the
-// test goes on there. Call it first, from a top-level test.
-func Enter(t *testing.T) bool {
-	t.Helper()
-	if os.Getenv(insideEnv) == t.Name() {
-		mustRun(t, "ip", "link", "set", "lo", "up")
+// Enter runs the test or benchmark tb in a network namespace of its own.
+// Called from the test binary as go test started it, it runs the binary
+// again for tb alone (-test.run=^NAME$, or -test.bench=^NAME$ for a
+// benchmark, with the other flags it was given) in a new network namespace,
+// passes its output on, fails tb if it failed (a benchmark skips, done),
+// and returns false: tb returns at once. Called in the new namespace, it brings the loopback
+// interface up and returns true: tb goes on there. Call it first, from a
+// top-level test or benchmark.
+func Enter(tb testing.TB) bool {
+	tb.Helper()
+	if os.Getenv(insideEnv) == tb.Name() {
+		mustRun(tb, "ip", "link", "set", "lo", "up")
 		return true
 	}
-	prereq.Root(t, "a lab of network namespaces")
-	prereq.Program(t, "ip", "iproute2")
-	args := []string{"-test.run=^" + t.Name() + "$", "-test.count=1"}
-	if testing.Verbose() {
-		args = append(args, "-test.v")
+	prereq.Root(tb, "a lab of network namespaces")
+	prereq.Program(tb, "ip", "iproute2")
+	var args []string
+	for _, arg := range os.Args[1:] {
+		name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		switch {
+		case name == "test.run", name == "test.bench", name == "test.count", strings.HasSuffix(name, "profile"):
+		default:
+			args = append(args, arg)
+		}
 	}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), insideEnv+"="+t.Name())
+	only := "^" + tb.Name() + "$"
+	if _, ok := tb.(*testing.B); ok {
+		args = append(args, "-test.run=^$", "-test.bench="+only)
+	} else {
+		args = append(args, "-test.run="+only)
+	}
+	cmd := exec.Command(os.Args[0], append(args, "-test.count=1")...)
+	cmd.Env = append(os.Environ(), insideEnv+"="+tb.Name())
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s in its network namespace: %v (its output is above)", t.Name(), err)
+		tb.Fatalf("%s in its network namespace: %v (its output is above)", tb.Name(), err)
+	}
+	if _, ok := tb.(*testing.B); ok {
+		// Else the benchmark, done at once, would run again with a
+		// greater b.N.
+		tb.Skip("ran in a network namespace of its own: its results are above")
 	}
 	return false
 }
@@ -137,27 +155,36 @@ func (ns *NS) command(prog string, args ...string) []string {
 
 // Do calls f on a thread that has entered the namespace: the sockets f
 // opens belong to it, and stay there when used from any goroutine. The
-// thread ends with f.
+// thread then returns to the test's namespace (or ends, if it can't).
 func (ns *NS) Do(f func() error) error {
 	if ns.name == "" {
 		return f()
 	}
 	errc := make(chan error, 1)
 	go func() {
-		// The thread never leaves the goroutine locked to it: Go ends it
-		// when the goroutine returns, and its namespace with it.
 		runtime.LockOSThread()
-		fd, err := unix.Open("/run/netns/"+ns.name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		home, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			errc <- err
 			return
 		}
-		defer unix.Close(fd)
-		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		defer unix.Close(home)
+		there, err := unix.Open("/run/netns/"+ns.name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer unix.Close(there)
+		if err := unix.Setns(there, unix.CLONE_NEWNET); err != nil {
 			errc <- fmt.Errorf("entering %s: %w", ns.name, err)
 			return
 		}
 		errc <- f()
+		// A thread that can't return stays locked to the goroutine, and
+		// Go ends it with the goroutine.
+		if unix.Setns(home, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
 	}()
 	return <-errc
 }

@@ -10,6 +10,7 @@
 package routerlab
 
 import (
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -79,8 +80,21 @@ func New(t testing.TB) *Lab {
 	rules := filepath.Join(dir, "router.nft")
 	write(t, rules, nftRules)
 	l.Router.Run("nft", "-f", rules)
+	// An HTTP port of the system's choice, kept across restarts so that
+	// the device description's URL stays.
+	var port int
+	if err := l.Router.Do(func() error {
+		ln, err := net.Listen("tcp4", RouterLAN.String()+":0")
+		if err != nil {
+			return err
+		}
+		port = ln.Addr().(*net.TCPAddr).Port
+		return ln.Close()
+	}); err != nil {
+		t.Fatalf("a port for miniupnpd: %v", err)
+	}
 	l.conf = filepath.Join(dir, "miniupnpd.conf")
-	write(t, l.conf, miniupnpdConf)
+	write(t, l.conf, "port="+strconv.Itoa(port)+"\n"+miniupnpdConf)
 	l.Start()
 	t.Cleanup(l.Stop)
 	return l
@@ -113,13 +127,12 @@ const nftRules = `table inet filter {
 }
 `
 
-// miniupnpdConf is miniupnpd's configuration: the lab's interfaces and
-// chains, UPnP IGD, NAT-PMP and PCP (enable_natpmp enables both), an HTTP
-// port of the system's choice, and the ordinary rules of a home router:
+// miniupnpdConf is miniupnpd's configuration but its HTTP port: the lab's
+// interfaces and chains, UPnP IGD, NAT-PMP and PCP (enable_natpmp enables
+// both), and the ordinary rules of a home router:
 // ports 1024-65535 of the LAN.
 const miniupnpdConf = `ext_ifname=` + wanDev + `
 listening_ip=` + lanDev + `
-port=0
 enable_upnp=yes
 enable_natpmp=yes
 secure_mode=yes
@@ -201,8 +214,7 @@ func (l *Lab) Stop() {
 // Output is what miniupnpd wrote, in all its runs.
 func (l *Lab) Output() string { return l.out.String() }
 
-// DescURL is the URL of miniupnpd's device description (it changes when
-// miniupnpd restarts).
+// DescURL is the URL of miniupnpd's device description.
 func (l *Lab) DescURL() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -12,8 +12,9 @@ import (
 	"strings"
 )
 
-// routeFile is the kernel's IPv4 routing table of the network namespace.
-const routeFile = "/proc/net/route"
+// routeFile is the kernel's IPv4 routing table of the calling thread's
+// network namespace (/proc/net is the main thread's).
+const routeFile = "/proc/thread-self/net/route"
 
 // DefaultGateway returns the next hop of the IPv4 default route: the router
 // that NAT-PMP and PCP ask when no address is given.

@@ -10,10 +10,13 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/huin/goupnp"
 	"github.com/huin/goupnp/dcps/internetgateway2"
+	"github.com/huin/goupnp/httpu"
 	"github.com/huin/goupnp/soap"
+	"github.com/huin/goupnp/ssdp"
 )
 
 // maxHTTPBody bounds what is read of a router's device description or SOAP
@@ -103,6 +106,10 @@ func parseUPnPAddr(s string) (netip.Addr, error) {
 	return a, nil
 }
 
+// ssdpWait is how long an SSDP search waits for answers: MX 1, and a
+// little more for the answers to arrive.
+const ssdpWait = 1200 * time.Millisecond
+
 // find returns the WAN connection services of the device at URL, or of the
 // first device SSDP finds that has one.
 func (p *UPnP) find(ctx context.Context) ([]externalIP, error) {
@@ -113,28 +120,77 @@ func (p *UPnP) find(ctx context.Context) ([]externalIP, error) {
 		}
 		return services(root, p.URL)
 	}
+	locs, err := search(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var errs []error
-	for _, target := range igdDevices {
-		found, err := goupnp.DiscoverDevicesCtx(ctx, target)
-		if err != nil {
-			return nil, fmt.Errorf("SSDP search: %w", err)
-		}
-		for _, d := range found {
-			if d.Err != nil {
-				errs = append(errs, d.Err)
-				continue
-			}
-			conns, err := services(d.Root, d.Location)
-			if err == nil {
+	for _, loc := range locs {
+		root, err := goupnp.DeviceByURLCtx(ctx, loc)
+		if err == nil {
+			var conns []externalIP
+			if conns, err = services(root, loc); err == nil {
 				return conns, nil
 			}
-			errs = append(errs, err)
 		}
+		errs = append(errs, err)
 	}
 	if len(errs) == 0 {
 		return nil, notFound("SSDP found no Internet gateway device (is UPnP on in the router, and does multicast reach us? else name the device description's URL)")
 	}
-	return nil, fmt.Errorf("SSDP found no usable Internet gateway device: %w", errors.Join(errs...))
+	return nil, notFound("SSDP found no usable Internet gateway device: %v", errors.Join(errs...))
+}
+
+// search sends an SSDP search for IGD v1 and v2 devices from the interface
+// of the default route, and returns the description URLs of those that
+// answered within ssdpWait.
+func search(ctx context.Context) ([]*url.URL, error) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < ssdpWait {
+		return nil, notFound("an SSDP search takes %v, more than the %v left: every is too short for from upnp without a URL", ssdpWait, time.Until(d).Round(time.Millisecond))
+	}
+	ctx, cancel := context.WithTimeout(ctx, ssdpWait)
+	defer cancel()
+	var (
+		mu   sync.Mutex
+		locs []*url.URL
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for _, target := range igdDevices {
+		wg.Go(func() {
+			found, err := searchOne(ctx, target)
+			mu.Lock()
+			defer mu.Unlock()
+			locs = append(locs, found...)
+			errs = append(errs, err)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil && len(locs) == 0 {
+		return nil, fmt.Errorf("SSDP search: %w", err)
+	}
+	return locs, nil
+}
+
+// searchOne sends an SSDP search for target, and returns the description
+// URLs of the devices that answered before ctx is done.
+func searchOne(ctx context.Context, target string) ([]*url.URL, error) {
+	client, err := httpu.NewHTTPUClient()
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	answers, err := ssdp.RawSearch(ctx, client, target, 2)
+	if err != nil {
+		return nil, err
+	}
+	var locs []*url.URL
+	for _, a := range answers {
+		if loc, err := a.Location(); err == nil {
+			locs = append(locs, loc)
+		}
+	}
+	return locs, nil
 }
 
 // services returns the WAN connection services of root, described at loc.
