@@ -40,23 +40,6 @@ import (
 // measured (uplinkLatency), never asserted.
 const uplinkWithin = 30 * time.Second
 
-// captureLog sends the process's log, CoreDNS's included, to a buffer as
-// well as to stderr, until t ends.
-func captureLog(t *testing.T) *lockedbuf.Buffer {
-	var logs lockedbuf.Buffer
-	stdlog.SetOutput(ioMulti{&logs})
-	t.Cleanup(func() { stdlog.SetOutput(os.Stderr) })
-	return &logs
-}
-
-// ioMulti writes to its buffer and to stderr.
-type ioMulti struct{ buf *lockedbuf.Buffer }
-
-func (w ioMulti) Write(p []byte) (int, error) {
-	w.buf.Write(p)
-	return os.Stderr.Write(p)
-}
-
 // waitLog waits until the log holds want.
 func waitLog(t *testing.T, logs *lockedbuf.Buffer, want string) {
 	t.Helper()
