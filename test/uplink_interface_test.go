@@ -99,7 +99,7 @@ func TestUplinkInterface(t *testing.T) {
 	// The prefix changes, back and forth: every mapped host moves.
 	var samples []time.Duration
 	prefixes := []string{"2001:db8:aa:1:", "2001:db8:bb:2:"}
-	for i := 1; i <= 10; i++ {
+	for i := 1; i <= 40; i++ {
 		was, now := prefixes[(i+1)%2], prefixes[i%2]
 		start := time.Now()
 		self.IP("addr", "del", was+":20/64", "dev", "up0")

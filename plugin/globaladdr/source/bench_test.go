@@ -35,7 +35,6 @@ func BenchmarkProbe(b *testing.B) {
 	defer echo.Close()
 	client := newHTTPSClient(nil)
 	client.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: certPool(echo)}
-	client.Transport.(*http.Transport).DisableKeepAlives = true
 
 	for _, p := range []Prober{&stunProber{server: conn.LocalAddr().String()}, &httpsProber{url: echo.URL + "/", client: client}} {
 		b.Run(strings.Fields(p.(fmt.Stringer).String())[0], func(b *testing.B) {

@@ -46,10 +46,14 @@ type httpsProber struct {
 
 // newHTTPSClient returns the client of the HTTPS probers: it verifies the
 // certificate against roots (nil: the system's), follows no redirect to
-// plain HTTP, and takes no cookies.
+// plain HTTP, and takes no cookies. Each probe opens a connection of its
+// own: one kept alive between probes would keep the NAT mapping of the
+// uplink's old address (until it breaks), and a probe a minute gains
+// nothing from it.
 func newHTTPSClient(roots *x509.CertPool) *http.Client {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	transport.DisableKeepAlives = true
 	return &http.Client{
 		Transport: transport,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
