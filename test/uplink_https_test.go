@@ -25,10 +25,7 @@ func TestUplinkHTTPS(t *testing.T) {
 	}
 	logs := captureLog(t)
 	lab := routerlab.New(t)
-	trace, untrusted := netip.MustParseAddr("11.22.33.13"), netip.MustParseAddr("11.22.33.14")
-	for _, a := range []netip.Addr{trace, untrusted} {
-		lab.WAN.IP("addr", "add", a.String()+"/24", "dev", "wan0")
-	}
+	trace, untrusted := wanAddr(lab, "11.22.33.13"), wanAddr(lab, "11.22.33.14")
 	ca := newTestCA(t)
 	plain := startHTTPSEcho(t, lab.WAN, routerlab.Upstream, ca)
 	traced := startHTTPSEcho(t, lab.WAN, trace, ca)

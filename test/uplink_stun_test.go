@@ -57,10 +57,7 @@ func TestUplinkSTUN(t *testing.T) {
 	}
 	logs := captureLog(t)
 	lab := routerlab.New(t)
-	liarA, liarB := netip.MustParseAddr("11.22.33.11"), netip.MustParseAddr("11.22.33.12")
-	for _, a := range []netip.Addr{liarA, liarB} {
-		lab.WAN.IP("addr", "add", a.String()+"/24", "dev", "wan0")
-	}
+	liarA, liarB := wanAddr(lab, "11.22.33.11"), wanAddr(lab, "11.22.33.12")
 	startCoturn(t, lab.WAN, routerlab.Upstream)
 	a, b := startSTUNResponder(t, lab.WAN, liarA), startSTUNResponder(t, lab.WAN, liarB)
 	b.tell(netip.MustParseAddr("198.51.100.66"))

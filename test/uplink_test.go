@@ -30,6 +30,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/lockedbuf"
 	"github.com/globaladdr/globaladdr/internal/netlab"
 	"github.com/globaladdr/globaladdr/internal/prereq"
+	"github.com/globaladdr/globaladdr/internal/routerlab"
 
 	"github.com/miekg/dns"
 	"github.com/pion/stun/v3"
@@ -125,6 +126,13 @@ func checkNotReady(t *testing.T, url string) {
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("GET %s: %s, want 503 (not ready)", url, resp.Status)
 	}
+}
+
+// wanAddr adds the address a (written as text) to the lab's WAN, for a
+// server of the test's own, and returns it.
+func wanAddr(lab *routerlab.Lab, a string) netip.Addr {
+	lab.WAN.IP("addr", "add", a+"/24", "dev", "wan0")
+	return netip.MustParseAddr(a)
 }
 
 // startCoturn runs Debian's coturn as a STUN server on addr:3478 in ns: the
