@@ -110,10 +110,13 @@ func bind(ctx context.Context, server string) (netip.Addr, error) {
 		}
 		conn.SetReadDeadline(time.Now().Add(wait))
 		wait *= 2
+		if ctx.Err() != nil { // ended before the deadline above was set
+			return netip.Addr{}, noAnswer(ctx, server)
+		}
 		for {
 			n, err := conn.Read(buf)
 			if ctx.Err() != nil {
-				return netip.Addr{}, Errorf(ReasonTimeout, "no answer from the STUN server %s: %w", server, ctx.Err())
+				return netip.Addr{}, noAnswer(ctx, server)
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -132,6 +135,11 @@ func bind(ctx context.Context, server string) (netip.Addr, error) {
 			return a, err
 		}
 	}
+}
+
+// noAnswer is the error of a Binding request to server that ctx ended.
+func noAnswer(ctx context.Context, server string) error {
+	return Errorf(ReasonTimeout, "no answer from the STUN server %s: %w", server, ctx.Err())
 }
 
 // errOtherTransaction is a response to another request: not ours.
