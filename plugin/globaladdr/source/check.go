@@ -112,7 +112,7 @@ func refusalWords(reason string) string {
 	case RefusedCGNAT:
 		return "this is carrier-grade NAT (shared address space 100.64.0.0/10, RFC 6598); the Internet cannot reach it"
 	case RefusedPrivate:
-		return "this is a private address (RFC 1918): the router sits behind another NAT, and the Internet cannot reach it"
+		return "this is a private address (RFC 1918); the Internet cannot reach it"
 	case RefusedULA:
 		return "this is a unique local IPv6 address (fc00::/7); the Internet cannot reach it"
 	case RefusedInternal:
