@@ -67,7 +67,7 @@ uplink.example:{port:uplink} {
 		from https ECHO_A ECHO_B
 		from https ECHO_LOOPBACK
 		https_ca HTTPS_CA
-		every 1s
+		every 30s
 	}
 	whoami
 }
