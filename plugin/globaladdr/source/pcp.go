@@ -50,9 +50,21 @@ func (p *pcpProber) Probe(ctx context.Context) ([]netip.Addr, error) {
 	return routerAnswer(p.client.Probe(ctx))
 }
 
-// Listen implements Listener.
+// pcpRecheck is when an ANNOUNCE asks for a second probe: miniupnpd
+// announces a new WAN address before its MAP answers give it, so that the
+// probe at once may still get the old one.
+const pcpRecheck = time.Second
+
+// Listen implements Listener: an ANNOUNCE asks for a probe at once, and for
+// another pcpRecheck later.
 func (p *pcpProber) Listen(ctx context.Context, heard func([]netip.Addr)) error {
-	return listenRouter(ctx, p.server, router.AnnouncePCP, heard)
+	recheck := time.AfterFunc(time.Hour, func() { heard(nil) })
+	recheck.Stop()
+	defer recheck.Stop()
+	return listenRouter(ctx, p.server, router.AnnouncePCP, func(netip.Addr) {
+		heard(nil)
+		recheck.Reset(pcpRecheck)
+	})
 }
 
 // Close deletes the mapping.
