@@ -132,18 +132,29 @@ cache.
 {{/* The globaladdr directive of the external view. */}}
 {{- define "globaladdr.globaladdr" -}}
 {{- with .Values.globaladdr -}}
-{{- if and (not .addresses) (not .from.file.configMap) (not .from.etcdKey) (not .map) -}}
-{{- fail "globaladdr needs addresses, a from source (from.file.configMap, from.etcdKey) or map" -}}
+{{- $f := .from -}}
+{{- $learned := or $f.upnp.enabled $f.natpmp.enabled $f.pcp.enabled $f.stun $f.https $f.interface -}}
+{{- if and (not .addresses) (not $f.file.configMap) (not $f.etcdKey) (not $learned) (not .map) (not .mapFrom) -}}
+{{- fail "globaladdr needs addresses, a from source (from.file.configMap, from.etcdKey, upnp, natpmp, pcp, stun, https, interface) or map" -}}
 {{- end -}}
-{{- if and .addresses (or .from.file.configMap .from.etcdKey) -}}
+{{- if and .addresses (or $f.file.configMap $f.etcdKey $learned) -}}
 {{- fail "globaladdr takes addresses or from sources, not both" -}}
 {{- end -}}
 {{- $props := list -}}
-{{- with .from.file.configMap }}{{ $props = append $props (printf "from file /etc/globaladdr/%s" $.Values.globaladdr.from.file.key) }}{{ end -}}
-{{- with .from.etcdKey }}{{ $props = append $props (printf "from etcd %s" .) }}{{ end -}}
+{{- with $f.file.configMap }}{{ $props = append $props (printf "from file /etc/globaladdr/%s" $f.file.key) }}{{ end -}}
+{{- with $f.etcdKey }}{{ $props = append $props (printf "from etcd %s" .) }}{{ end -}}
+{{- if $f.upnp.enabled }}{{ $props = append $props (printf "from upnp %s" $f.upnp.url | trimSuffix " ") }}{{ end -}}
+{{- if $f.natpmp.enabled }}{{ $props = append $props (printf "from natpmp %s" $f.natpmp.gateway | trimSuffix " ") }}{{ end -}}
+{{- if $f.pcp.enabled }}{{ $props = append $props (printf "from pcp %s" $f.pcp.server | trimSuffix " ") }}{{ end -}}
+{{- with $f.stun }}{{ $props = append $props (printf "from stun %s" (join " " .)) }}{{ end -}}
+{{- with $f.https }}{{ $props = append $props (printf "from https %s" (join " " .)) }}{{ end -}}
+{{- with $f.interface }}{{ $props = append $props (printf "from interface %s" .) }}{{ end -}}
+{{- if and $f.https $f.httpsCA.configMap }}{{ $props = append $props (printf "https_ca /etc/globaladdr-https-ca/%s" $f.httpsCA.key) }}{{ end -}}
+{{- with $f.every }}{{ $props = append $props (printf "every %s" .) }}{{ end -}}
 {{- if not (kindIs "invalid" .ttl) }}{{ $props = append $props (printf "ttl %v" .ttl) }}{{ end -}}
 {{- with .internal }}{{ $props = append $props (printf "internal %s" (join " " .)) }}{{ end -}}
 {{- range .map }}{{ $props = append $props (printf "map %s %s" .from .to) }}{{ end -}}
+{{- range .mapFrom }}{{ $props = append $props (printf "map %s from %s" .from (ternary (printf "interface %s" .interface) (printf "etcd %s" .etcdKey) (not (empty .interface)))) }}{{ end -}}
 {{- with .hide }}{{ $props = append $props (printf "hide %s" (join " " .)) }}{{ end -}}
 {{ printf "    globaladdr %s" (join " " .addresses) | trimSuffix " " }}
 {{- if $props }} {

@@ -70,7 +70,7 @@ type heard struct {
 // probers that are io.Closers.
 func (l *line) run(ctx context.Context, r reporter) {
 	answers := make([]answer, len(l.probers))
-	errs := make([]string, len(l.probers)) // the error last logged per prober
+	errs := make([]string, len(l.probers)) // the reason of the error last logged per prober
 	h := &heard{addrs: make([][]netip.Addr, len(l.probers)), probe: make([]bool, len(l.probers)), changed: make(chan struct{}, 1)}
 	var listening sync.WaitGroup
 	for i, p := range l.probers {
@@ -178,10 +178,13 @@ func (l *line) probe(ctx context.Context, which []bool, answers []answer, errs [
 				return
 			}
 			if err != nil {
+				// Logged once while its reason lasts: a message may
+				// differ at each probe (a socket's port).
 				answers[i] = answer{}
-				r.failed(l.names[i], reasonOf(err))
-				if err.Error() != errs[i] {
-					errs[i] = err.Error()
+				reason := reasonOf(err)
+				r.failed(l.names[i], reason)
+				if reason != errs[i] {
+					errs[i] = reason
 					log.Warningf("%s: %v; keeping the last good global addresses", l.names[i], err)
 				}
 				return

@@ -12,7 +12,7 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "source_errors_total",
-		Help:      "Counter of from sources failing, by reason: a file or etcd source turning unusable (read, invalid), a polled source's failed probe (timeout, unreachable, discovery, rejected, no_address, malformed, tls, other), a vote without a strict majority (disagree).",
+		Help:      "Counter of from sources failing, by reason: a file or etcd source turning unusable (read, invalid), each failed probe of a polled source's server, or of an interface (timeout, unreachable, discovery, rejected, no_address, malformed, tls, other).",
 	}, []string{"server", "source", "reason"})
 
 	refusedCount = promauto.NewCounterVec(prometheus.CounterOpts{

@@ -123,9 +123,6 @@ const (
 	ReasonMalformed = "malformed"
 	// ReasonTLS: the HTTPS peer's certificate did not verify.
 	ReasonTLS = "tls"
-	// ReasonDisagree: the servers of a line did not agree (no strict
-	// majority).
-	ReasonDisagree = "disagree"
 	// ReasonOther: anything else.
 	ReasonOther = "other"
 )

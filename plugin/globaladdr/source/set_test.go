@@ -26,7 +26,7 @@ const testServer = "dns://:53"
 const deadline = 20 * time.Second
 
 // newSet returns the sources of the globaladdr block in c, whose from,
-// endpoint, tls and credentials properties it reads as the plugin's setup
+// every, https_ca, endpoint, tls and credentials properties it reads as the plugin's setup
 // does, passing over the others. The sources refuse the addresses of
 // internal.
 func newSet(c *caddy.Controller) (*Set, error) {
@@ -34,7 +34,7 @@ func newSet(c *caddy.Controller) (*Set, error) {
 	for c.Next() {
 		for c.NextBlock() {
 			switch property, args := c.Val(), c.RemainingArgs(); property {
-			case "from", "endpoint", "tls", "credentials":
+			case "from", "every", "https_ca", "endpoint", "tls", "credentials":
 				if err := cfg.Parse(c, property, args); err != nil {
 					return nil, err
 				}

@@ -4,10 +4,9 @@ import (
 	"context"
 	"net/netip"
 	"net/url"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/globaladdr/globaladdr/internal/cpuclock"
 	"github.com/globaladdr/globaladdr/internal/netlab"
 	"github.com/globaladdr/globaladdr/internal/routerlab"
 )
@@ -35,24 +34,13 @@ func BenchmarkProbe(b *testing.B) {
 			if _, err := p.Probe(ctx); err != nil { // the description, the mapping
 				b.Fatal(err)
 			}
-			before := cpuTime(b)
+			before := cpuclock.Used(b)
 			for b.Loop() {
 				if a, err := p.Probe(ctx); err != nil || a != routerlab.FirstWAN {
 					b.Fatalf("%v, %v", a, err)
 				}
 			}
-			perProbe := (cpuTime(b) - before) / time.Duration(b.N)
-			b.ReportMetric(float64(perProbe.Microseconds()), "cpu-µs/op")
-			b.ReportMetric(float64((60*perProbe).Microseconds())/1000, "cpu-ms/hour")
+			cpuclock.Report(b, before, 60)
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
