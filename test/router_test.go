@@ -89,8 +89,7 @@ func TestRouterSources(t *testing.T) {
 	served("first address", routerlab.FirstWAN, time.Now(), nil)
 
 	second := netip.MustParseAddr("11.22.33.3")
-	changed := time.Now()
-	lab.SetWAN(second)
+	changed := lab.SetWAN(second)
 	served("new WAN address", second, changed, nil)
 
 	// The router goes away: the last good address stays, errors are
@@ -123,8 +122,7 @@ func TestRouterSources(t *testing.T) {
 	lab.Start()
 	served("address after the router's return", third, back, func(v *routerView) bool { return v.announced })
 	fourth := netip.MustParseAddr("11.22.33.5")
-	changed = time.Now()
-	lab.SetWAN(fourth)
+	changed = lab.SetWAN(fourth)
 	served("next WAN address", fourth, changed, nil)
 
 	// A router reporting carrier-grade NAT's address: refused, counted and

@@ -75,7 +75,7 @@ func New(t testing.TB) *Lab {
 	nl.Link(l.Router, wanDev, FirstWAN.String()+"/24", l.WAN, "wan0", Upstream.String()+"/24")
 	nl.Self().IP("route", "add", "default", "via", RouterLAN.String())
 	l.Router.IP("route", "add", "default", "via", Upstream.String(), "dev", wanDev, "onlink")
-	l.Router.Run("sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv4.conf."+wanDev+".promote_secondaries=1")
+	l.Router.Run("sysctl", "-qw", "net.ipv4.ip_forward=1")
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "router.nft")
 	write(t, rules, nftRules)
@@ -229,15 +229,19 @@ func (l *Lab) WANAddr() netip.Addr {
 }
 
 // SetWAN changes the router's WAN address to a, as an ISP's new lease
-// does: the new address is added and the old one removed, which leaves the
-// new one primary; miniupnpd hears of it (netlink) and announces it.
-func (l *Lab) SetWAN(a netip.Addr) {
+// does: the old address is removed and the new one added; miniupnpd hears
+// of it (netlink) and announces it. (Added first, the new address could be
+// announced while the old one was still primary: the announcement would
+// name the old one.) It returns when the change began.
+func (l *Lab) SetWAN(a netip.Addr) (changed time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.Router.IP("addr", "add", a.String()+"/24", "dev", wanDev)
+	changed = time.Now()
 	l.Router.IP("addr", "del", l.wan.String()+"/24", "dev", wanDev)
+	l.Router.IP("addr", "add", a.String()+"/24", "dev", wanDev)
 	l.Router.IP("route", "replace", "default", "via", Upstream.String(), "dev", wanDev, "onlink")
 	l.wan = a
+	return changed
 }
 
 func write(t testing.TB, name, content string) {

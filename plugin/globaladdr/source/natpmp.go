@@ -37,7 +37,14 @@ func (p *natpmpProber) Probe(ctx context.Context) ([]netip.Addr, error) {
 	return routerAnswer((&router.NATPMP{Gateway: gw}).Probe(ctx))
 }
 
-// Listen implements Listener.
+// Listen implements Listener: an announcement's address is an answer; one
+// of no usable address asks for a probe.
 func (p *natpmpProber) Listen(ctx context.Context, heard func([]netip.Addr)) error {
-	return listenRouter(ctx, p.gateway, router.AnnounceNATPMP, heard)
+	return listenRouter(ctx, p.gateway, router.AnnounceNATPMP, func(a netip.Addr) {
+		if a.IsValid() {
+			heard([]netip.Addr{a})
+		} else {
+			heard(nil)
+		}
+	})
 }

@@ -50,9 +50,32 @@ func (p *pcpProber) Probe(ctx context.Context) ([]netip.Addr, error) {
 	return routerAnswer(p.client.Probe(ctx))
 }
 
-// Listen implements Listener.
+// pcpRechecks are when an ANNOUNCE asks for further probes: miniupnpd
+// announces a new WAN address before its MAP answers give it, and may
+// refuse a renewal (NO_RESOURCES) while it moves the mapping, so that the
+// probe at once may still get the old address, or none.
+var pcpRechecks = []time.Duration{time.Second, 3 * time.Second}
+
+// Listen implements Listener: an ANNOUNCE asks for a probe at once, and
+// again after each of pcpRechecks.
 func (p *pcpProber) Listen(ctx context.Context, heard func([]netip.Addr)) error {
-	return listenRouter(ctx, p.server, router.AnnouncePCP, heard)
+	var timers []*time.Timer
+	for range pcpRechecks {
+		t := time.AfterFunc(time.Hour, func() { heard(nil) })
+		t.Stop()
+		timers = append(timers, t)
+	}
+	defer func() {
+		for _, t := range timers {
+			t.Stop()
+		}
+	}()
+	return listenRouter(ctx, p.server, router.AnnouncePCP, func(netip.Addr) {
+		heard(nil)
+		for i, t := range timers {
+			t.Reset(pcpRechecks[i])
+		}
+	})
 }
 
 // Close deletes the mapping.

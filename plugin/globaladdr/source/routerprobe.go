@@ -62,13 +62,13 @@ func gatewayOr(a netip.Addr) (netip.Addr, error) {
 }
 
 // listenRouter hears the router's announcements of kind, from the router
-// at a or the default route's next hop, asking for a probe at each.
-func listenRouter(ctx context.Context, a netip.Addr, kind router.Kind, heard func([]netip.Addr)) error {
+// at a or the default route's next hop, and passes them to heard.
+func listenRouter(ctx context.Context, a netip.Addr, kind router.Kind, heard func(netip.Addr)) error {
 	gw, err := gatewayOr(a)
 	if err != nil {
 		return err
 	}
-	return router.ListenAnnouncements(ctx, gw, kind, func() { heard(nil) })
+	return router.ListenAnnouncements(ctx, gw, kind, heard)
 }
 
 // routerAnswer returns a probe's address as a Probe's answer.

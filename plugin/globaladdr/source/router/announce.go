@@ -22,12 +22,14 @@ const (
 	AnnouncePCP
 )
 
-// ListenAnnouncements joins 224.0.0.1:5350 and calls wake for each
+// ListenAnnouncements joins 224.0.0.1:5350 and calls heard for each
 // announcement of kind that comes from port 5351 of router, until ctx is
-// done. Other messages are dropped. It fails at once when the group cannot
+// done: with the address a NAT-PMP announcement carries, and with the
+// invalid Addr for a PCP ANNOUNCE (which carries none) and for a NAT-PMP
+// announcement of no usable address. Other messages are dropped. It fails at once when the group cannot
 // be joined (no multicast on the pod's network, say): then only polling
 // follows the router. Several listeners share the port.
-func ListenAnnouncements(ctx context.Context, router netip.Addr, kind Kind, wake func()) error {
+func ListenAnnouncements(ctx context.Context, router netip.Addr, kind Kind, heard func(netip.Addr)) error {
 	conn, err := net.ListenMulticastUDP("udp4", nil, net.UDPAddrFromAddrPort(announceGroup))
 	if err != nil {
 		return err
@@ -44,18 +46,22 @@ func ListenAnnouncements(ctx context.Context, router netip.Addr, kind Kind, wake
 		if err != nil {
 			return err
 		}
-		if from.Addr().Unmap() == router && from.Port() == serverPort && isAnnouncement(kind, buf[:n]) {
-			wake()
+		if from.Addr().Unmap() != router || from.Port() != serverPort {
+			continue
+		}
+		if a, ok := announced(kind, buf[:n]); ok {
+			heard(a)
 		}
 	}
 }
 
-// isAnnouncement reports whether b is a well-formed announcement of kind.
-func isAnnouncement(kind Kind, b []byte) bool {
+// announced reads b as an announcement of kind: ok when it is a
+// well-formed one, with the address it carries, if any.
+func announced(kind Kind, b []byte) (addr netip.Addr, ok bool) {
 	if kind == AnnounceNATPMP {
-		_, err := ParseNATPMP(b)
-		return err == nil || errors.Is(err, ErrNoUsableAddress)
+		a, err := ParseNATPMP(b)
+		return a, err == nil || errors.Is(err, ErrNoUsableAddress)
 	}
 	_, err := ParsePCP(b)
-	return errors.Is(err, errPCPAnnounce)
+	return netip.Addr{}, errors.Is(err, errPCPAnnounce)
 }

@@ -50,7 +50,7 @@ func TestLab(t *testing.T) {
 	defer cancel()
 	heard := map[Kind]chan struct{}{AnnounceNATPMP: make(chan struct{}, 8), AnnouncePCP: make(chan struct{}, 8)}
 	for kind, c := range heard {
-		go ListenAnnouncements(ctx, gw, kind, func() { c <- struct{}{} })
+		go ListenAnnouncements(ctx, gw, kind, func(netip.Addr) { c <- struct{}{} })
 	}
 	time.Sleep(100 * time.Millisecond) // the listeners join the group
 	next := netip.MustParseAddr("11.22.33.3")
