@@ -59,7 +59,7 @@ func (p *PCP) Probe(ctx context.Context) (netip.Addr, error) {
 		return netip.Addr{}, err
 	}
 	p.mapped = true
-	if !ans.Addr.Is4() && !ans.Addr.Is6() || ans.Addr.IsUnspecified() {
+	if !ans.Addr.IsValid() || ans.Addr.IsUnspecified() {
 		return netip.Addr{}, ErrNoUsableAddress
 	}
 	return ans.Addr, nil
