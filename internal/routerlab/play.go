@@ -12,9 +12,10 @@ import (
 
 // Player is a responder of the test's own in miniupnpd's place, on the
 // router's LAN address: it answers NAT-PMP's external address request,
-// PCP's MAP, and UPnP's GetExternalIPAddress (at DescURL, no SSDP) with the
-// address it plays, as a router that reports a carrier-grade NAT address
-// does. miniupnpd reports no reserved address, hence the player.
+// PCP's MAP, and UPnP's GetExternalIPAddress (IGD v1, WANPPPConnection, at
+// DescURL, no SSDP) with the address it plays, as a router that reports a
+// carrier-grade NAT address does. miniupnpd reports no reserved address,
+// hence the player.
 type Player struct {
 	// DescURL is the URL of its device description.
 	DescURL string
@@ -100,14 +101,15 @@ func (p *Player) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/rootDesc.xml":
 		fmt.Fprint(w, rootDesc)
-	case "/ctl/IPConn":
+	case "/ctl/PPPConn":
 		fmt.Fprintf(w, soapAnswer, p.addr)
 	default:
 		http.NotFound(w, r)
 	}
 }
 
-// rootDesc is the device description of an IGD v1 with one WANIPConnection.
+// rootDesc is the device description of an IGD v1 with one WANPPPConnection
+// (a PPPoE line's), where miniupnpd's is an IGD v2 with WANIPConnection.
 const rootDesc = `<?xml version="1.0"?>
 <root xmlns="urn:schemas-upnp-org:device-1-0">
 <specVersion><major>1</major><minor>0</minor></specVersion>
@@ -122,11 +124,11 @@ const rootDesc = `<?xml version="1.0"?>
 <deviceType>urn:schemas-upnp-org:device:WANConnectionDevice:1</deviceType>
 <UDN>uuid:00000000-0000-0000-0000-000000000003</UDN>
 <serviceList><service>
-<serviceType>urn:schemas-upnp-org:service:WANIPConnection:1</serviceType>
-<serviceId>urn:upnp-org:serviceId:WANIPConn1</serviceId>
-<controlURL>/ctl/IPConn</controlURL>
-<eventSubURL>/evt/IPConn</eventSubURL>
-<SCPDURL>/WANIPCn.xml</SCPDURL>
+<serviceType>urn:schemas-upnp-org:service:WANPPPConnection:1</serviceType>
+<serviceId>urn:upnp-org:serviceId:WANPPPConn1</serviceId>
+<controlURL>/ctl/PPPConn</controlURL>
+<eventSubURL>/evt/PPPConn</eventSubURL>
+<SCPDURL>/WANPPPCn.xml</SCPDURL>
 </service></serviceList>
 </device></deviceList>
 </device></deviceList>
@@ -136,5 +138,5 @@ const rootDesc = `<?xml version="1.0"?>
 
 // soapAnswer is GetExternalIPAddress's answer, with the address for %s.
 const soapAnswer = `<?xml version="1.0"?>
-<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/" s:encodingStyle="http://schemas.xmlsoap.org/soap/encoding/"><s:Body><u:GetExternalIPAddressResponse xmlns:u="urn:schemas-upnp-org:service:WANIPConnection:1"><NewExternalIPAddress>%s</NewExternalIPAddress></u:GetExternalIPAddressResponse></s:Body></s:Envelope>
+<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/" s:encodingStyle="http://schemas.xmlsoap.org/soap/encoding/"><s:Body><u:GetExternalIPAddressResponse xmlns:u="urn:schemas-upnp-org:service:WANPPPConnection:1"><NewExternalIPAddress>%s</NewExternalIPAddress></u:GetExternalIPAddressResponse></s:Body></s:Envelope>
 `
