@@ -51,9 +51,9 @@ func (p *pcpProber) Probe(ctx context.Context) ([]netip.Addr, error) {
 }
 
 // pcpRechecks are when an ANNOUNCE asks for further probes: miniupnpd
-// announces a new WAN address before its MAP answers give it, and may
-// refuse a renewal (NO_RESOURCES) while it moves the mapping, so that the
-// probe at once may still get the old address, or none.
+// announces when the old WAN address goes (a probe then gets network
+// failure) and may refuse the mapping's renewals for a moment after the new
+// one comes, so that the probe at once may get no address.
 var pcpRechecks = []time.Duration{time.Second, 3 * time.Second}
 
 // Listen implements Listener: an ANNOUNCE asks for a probe at once, and
