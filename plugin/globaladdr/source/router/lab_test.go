@@ -17,7 +17,7 @@ import (
 // WAN address with UPnP (found by SSDP, and at its URL), NAT-PMP and PCP,
 // through a change of the address (announced by NAT-PMP and PCP), a WAN
 // address it won't report, its absence, and a player in its place that
-// reports carrier-grade NAT's.
+// reports carrier-grade NAT's. PCP keeps one mapping, and Close deletes it.
 func TestLab(t *testing.T) {
 	if !netlab.Enter(t) {
 		return
@@ -94,6 +94,19 @@ func TestLab(t *testing.T) {
 	desc, _ = url.Parse(lab.DescURL())
 	probers[1] = &UPnP{URL: desc}
 	expect(next.String())
+
+	// One mapping, renewed; gone once closed.
+	if rules := lab.Router.Run("nft", "list", "chain", "inet", "filter", "prerouting_miniupnpd"); strings.Count(rules, "dnat") != 1 {
+		t.Errorf("PCP mappings in miniupnpd's chain: want 1\n%s", rules)
+	}
+	closeCtx, closeCancel := context.WithTimeout(context.Background(), 2*time.Second)
+	if err := pcp.Close(closeCtx); err != nil {
+		t.Errorf("deleting the PCP mapping: %v", err)
+	}
+	closeCancel()
+	if rules := lab.Router.Run("nft", "list", "chain", "inet", "filter", "prerouting_miniupnpd"); strings.Contains(rules, "dnat") {
+		t.Errorf("the PCP mapping is left after Close:\n%s", rules)
+	}
 
 	cgnat := netip.MustParseAddr("100.64.1.2")
 	player := lab.Play(t, cgnat)
