@@ -34,6 +34,7 @@ func TestUplinkHTTPS(t *testing.T) {
 	line := "https " + plain.url + "/ " + traced.url + "/cdn-cgi/trace " + other.url + "/"
 	c := startUplinkView(t, "from "+line, "https_ca "+ca.file)
 	dnsAddr, metrics := c.Addr("dns"), "http://"+c.Addr("metrics")+"/metrics"
+	watchLeaks(t, dnsAddr, "app.example.com.", "v6.example.com.")
 	uplinkLatency(t, dnsAddr, "app.example.com.", dns.TypeA, time.Now(), routerlab.FirstWAN.String())
 	waitMetric(t, metrics, "coredns_globaladdr_source_errors_total", `reason="tls",server="[^"]*",source="https `+other.url+`/"`)
 	waitLog(t, logs, "the certificate of "+other.url+"/ does not verify")

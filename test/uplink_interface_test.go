@@ -76,6 +76,7 @@ func TestUplinkInterface(t *testing.T) {
 		"KEY", nameserver.TestKey.Name, "SECRET", nameserver.TestKey.Secret,
 	).Replace(interfaceCorefile))
 	ext, internal := c.Addr("primary"), c.Addr("internal")
+	watchLeaks(t, ext, "app.example.com.", "web.example.com.", "other.example.com.")
 
 	checkRcode(t, ext, "app.example.com.", dns.TypeA, dns.RcodeServerFailure)
 	checkNotReady(t, "http://"+c.Addr("ready")+"/ready")

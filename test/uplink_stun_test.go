@@ -65,6 +65,7 @@ func TestUplinkSTUN(t *testing.T) {
 	line := "stun " + routerlab.Upstream.String() + " " + liarA.String() + ":3478 " + liarB.String()
 	c := startUplinkView(t, "from "+line)
 	dnsAddr, metrics := c.Addr("dns"), "http://"+c.Addr("metrics")+"/metrics"
+	watchLeaks(t, dnsAddr, "app.example.com.", "v6.example.com.")
 	wan := routerlab.FirstWAN.String()
 	uplinkLatency(t, dnsAddr, "app.example.com.", dns.TypeA, time.Now(), wan)
 
@@ -111,6 +112,7 @@ func TestUplinkCGNAT(t *testing.T) {
 	lab.Play(t, netip.MustParseAddr("100.64.3.4"))
 	c := startUplinkView(t, "from natpmp "+routerlab.RouterLAN.String())
 	dnsAddr, metrics := c.Addr("dns"), "http://"+c.Addr("metrics")+"/metrics"
+	watchLeaks(t, dnsAddr, "app.example.com.", "v6.example.com.")
 
 	waitMetric(t, metrics, "coredns_globaladdr_source_refused_total", `reason="cgnat",server="[^"]*",source="natpmp 10.77.0.1"`)
 	waitLog(t, logs, "the router reports WAN address 100.64.3.4; this is carrier-grade NAT (shared address space 100.64.0.0/10, RFC 6598); the Internet cannot reach it; the external view has no IPv4 global address to serve")
@@ -120,6 +122,7 @@ func TestUplinkCGNAT(t *testing.T) {
 	// Beside a STUN server that sees the uplink: STUN's address is served.
 	startCoturn(t, lab.WAN, routerlab.Upstream)
 	c2 := startUplinkView(t, "from natpmp "+routerlab.RouterLAN.String(), "from stun "+routerlab.Upstream.String())
+	watchLeaks(t, c2.Addr("dns"), "app.example.com.", "v6.example.com.")
 	uplinkLatency(t, c2.Addr("dns"), "app.example.com.", dns.TypeA, time.Now(), routerlab.FirstWAN.String())
 	waitLog(t, logs, "stun 11.22.33.1 sees the uplink as 11.22.33.2: the router sits behind another NAT (double NAT), and 11.22.33.2 is served")
 	waitReady(t, "http://"+c2.Addr("ready")+"/ready")

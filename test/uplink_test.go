@@ -31,6 +31,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/netlab"
 	"github.com/globaladdr/globaladdr/internal/prereq"
 	"github.com/globaladdr/globaladdr/internal/routerlab"
+	"github.com/globaladdr/globaladdr/internal/viewcheck"
 
 	"github.com/miekg/dns"
 	"github.com/pion/stun/v3"
@@ -94,6 +95,47 @@ func uplinkLatency(t *testing.T, addr, name string, qtype uint16, start time.Tim
 		}
 		time.Sleep(time.Millisecond) // polling: the answer's time is what is measured
 	}
+}
+
+// watchLeaks asks addr for the A and AAAA records of names, over and over,
+// from now until t ends, and fails t if an answer ever holds an internal
+// address: whatever the sources do, none leaves the external view.
+func watchLeaks(t *testing.T, addr string, names ...string) {
+	t.Helper()
+	policy := &viewcheck.Policy{Internal: viewcheck.DefaultInternal}
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		c := &dns.Client{Timeout: time.Second}
+		for {
+			for _, name := range names {
+				for _, qtype := range []uint16{dns.TypeA, dns.TypeAAAA} {
+					select {
+					case <-stop:
+						done <- nil
+						return
+					default:
+					}
+					m := new(dns.Msg)
+					m.SetQuestion(name, qtype)
+					r, _, err := c.Exchange(m, addr)
+					if err != nil {
+						continue // a timeout under load is no leak
+					}
+					if err := policy.Check(r); err != nil {
+						done <- fmt.Errorf("%s %s: %v", name, dns.TypeToString[qtype], err)
+						return
+					}
+				}
+			}
+			time.Sleep(10 * time.Millisecond) // a steady trickle of queries, not a flood
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		if err := <-done; err != nil {
+			t.Errorf("an internal address left the external view: %v", err)
+		}
+	})
 }
 
 // logLatencies logs the percentiles of the samples, the numbers
