@@ -236,15 +236,24 @@ lint:
 # fuzz fuzzes the rewrite (FuzzRewrite: arbitrary replies from the backend
 # through ServeDNS with random configurations), the UPDATE parser
 # (FuzzParseUpdate: arbitrary messages, what it accepts applied to stored
-# records) and the zone signer (FuzzSigner: changes of odd names, empty
+# records), the zone signer (FuzzSigner: changes of odd names, empty
 # non-terminals, wildcards and delegations, checked against signing from
-# scratch) for FUZZTIME each. A failing input is written to the package's
+# scratch), the parsers of what globaladdr's sources learn (FuzzEchoBody:
+# HTTPS echo bodies; FuzzBindingResponse: STUN responses; FuzzPrefixValue:
+# written IPv6 prefixes), and the router's PCP and NAT-PMP answer parsers
+# (FuzzParsePCP, FuzzParseNATPMP: arbitrary answers) for FUZZTIME each. A
+# failing input is written to the package's
 # testdata/fuzz/, where it then runs with every go test.
 FUZZTIME ?= 10m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/update/
 	$(GO) test -run '^$$' -fuzz '^FuzzSigner$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/signer/
+	$(GO) test -run '^$$' -fuzz '^FuzzEchoBody$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/
+	$(GO) test -run '^$$' -fuzz '^FuzzBindingResponse$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/
+	$(GO) test -run '^$$' -fuzz '^FuzzPrefixValue$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePCP$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/router/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseNATPMP$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/router/
 
 # image builds $(IMAGE):$(VERSION) and $(IMAGE):latest on $(BASE), with
 # docker when an engine answers, else with buildah (ENGINE=docker or

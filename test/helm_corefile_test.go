@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,6 +51,10 @@ var chartCases = []chartCase{
 		values: "acme-values.yaml", example: "acme.Corefile",
 		added: []string{"update_lease 1h"},
 	},
+	{
+		values: "uplink-values.yaml", example: "uplink.Corefile",
+		added: []string{"from stun stun1.example.net 192.0.2.3:3478 stun2.example.org", "every 60s"},
+	},
 }
 
 // path is the case's values file, relative to this package.
@@ -74,6 +79,9 @@ var exampleValues = map[string]string{
 	"HEALTH_PORT":   "containerPorts.health",
 	"READY_PORT":    "containerPorts.ready",
 	"METRICS_PORT":  "containerPorts.metrics",
+	"ROUTER":        "globaladdr.from.natpmp.gateway",
+	"INTERFACE":     "globaladdr.mapFrom.0.interface",
+	"ULA_PREFIX":    "globaladdr.mapFrom.0.from",
 }
 
 // checkChartCorefile fails t unless corefile, rendered from c's values, is
@@ -131,8 +139,18 @@ func mergeValues(dst, over map[string]any) {
 func valueAt(values map[string]any, path string) any {
 	var v any = values
 	for _, key := range strings.Split(path, ".") {
-		m, _ := v.(map[string]any)
-		v = m[key]
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[key]
+		case []any: // a list's element, by its index
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
 	}
 	return v
 }

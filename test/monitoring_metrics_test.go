@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/corednstest"
 	"github.com/globaladdr/globaladdr/internal/nameserver"
+	"github.com/globaladdr/globaladdr/internal/netlab"
 
 	"github.com/miekg/dns"
 )
@@ -23,8 +25,11 @@ import (
 // the etcd plugin (which withholds nothing, so globaladdr rewrites, drops and
 // hides), with a low rrl rate; an external view on etcdzone with global
 // addresses from an etcd key and a file, notifying a secondary that does not
-// answer; a zone whose etcd does not answer, so that it never loads.
-// ETCD, FILE, SECONDARY and NOWHERE are replaced.
+// answer; a view learning its address from HTTPS echoes, two that disagree
+// (whose answers succeed) and one that answers a loopback address (refused);
+// a zone whose etcd does not answer, so that it never loads. ETCD, FILE,
+// SECONDARY, NOWHERE, ECHO_A, ECHO_B, ECHO_LOOPBACK and HTTPS_CA are
+// replaced.
 const metricsCorefile = `example.com:{port:plain} {
 	prometheus 127.0.0.1:{httpport:metrics}
 	rrl {
@@ -54,6 +59,17 @@ example.com:{port:zone} {
 	etcd example.com {
 		endpoint ETCD
 	}
+}
+
+uplink.example:{port:uplink} {
+	prometheus 127.0.0.1:{httpport:metrics}
+	globaladdr {
+		from https ECHO_A ECHO_B
+		from https ECHO_LOOPBACK
+		https_ca HTTPS_CA
+		every 30s
+	}
+	whoami
 }
 
 broken.example:{port:broken} {
@@ -101,11 +117,16 @@ func TestMonitoringPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ca, loopback := newTestCA(t), netip.MustParseAddr("127.0.0.1")
+	echoA, echoB, echoLoopback := startHTTPSEcho(t, netlab.New(t).Self(), loopback, ca), startHTTPSEcho(t, netlab.New(t).Self(), loopback, ca), startHTTPSEcho(t, netlab.New(t).Self(), loopback, ca)
+	echoA.tell(netip.MustParseAddr("203.0.113.1"))
+	echoB.tell(netip.MustParseAddr("203.0.113.2"))
 	srv := startCoreDNS(t, strings.NewReplacer(
 		"ETCD", etcd.Endpoint(),
 		"FILE", file,
 		"SECONDARY", nameserver.FreeLoopbackAddr(t),
 		"NOWHERE", "http://127.0.0.1:"+strconv.Itoa(nowhere),
+		"ECHO_A", echoA.url, "ECHO_B", echoB.url, "ECHO_LOOPBACK", echoLoopback.url, "HTTPS_CA", ca.file,
 	).Replace(metricsCorefile))
 	prom := startPrometheus(t, srv.Addr("metrics"), filepath.Join(repoRoot(t), "monitoring", rulesFile))
 

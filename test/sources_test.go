@@ -212,7 +212,7 @@ example.com:{port:external2} {
 
 func TestSourceCorefileMistakes(t *testing.T) {
 	for _, tc := range []struct{ sources, want string }{
-		{"from file", `Corefile:5 - Error during parsing: from needs a source and its argument: from file PATH or from etcd KEY, after "file"`},
+		{"from file", `Corefile:5 - Error during parsing: from needs a source and its argument: from file PATH, from etcd KEY or from interface NAME, after "file"`},
 		{"from file /run/wan\n\t\tfrom file /run/wan", `Corefile:6 - Error during parsing: "/run/wan": the source file /run/wan is given twice`},
 		{"from etcd /wan\n\t\tendpoint localhost", `Corefile:6 - Error during parsing: "localhost" is not an etcd endpoint URL`},
 	} {

@@ -20,10 +20,11 @@ func (x *EtcdZone) openClient() error {
 	if err != nil {
 		return x.errorf(x.where, "%v", err)
 	}
-	x.client = c
 	ttl := *x.etcd
 	ttl.Client = c.Client
-	x.etcdTTL = &ttl
+	x.mu.Lock() // Ready may be asked meanwhile
+	x.client, x.etcdTTL = c, &ttl
+	x.mu.Unlock()
 	return nil
 }
 

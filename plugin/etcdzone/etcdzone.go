@@ -77,8 +77,8 @@ type EtcdZone struct {
 	// stop ends the zones' goroutines; nil before start.
 	stop func()
 
-	// mu guards zones for Ready, which may be asked while start sets
-	// them; queries come after start.
+	// mu guards zones and client for Ready, which may be asked while start
+	// sets them; queries come after start.
 	mu sync.Mutex
 }
 
@@ -102,11 +102,11 @@ func (x *EtcdZone) CacheBypassZones() []string {
 // Ready implements ready.Readiness: the plugin is ready once every zone is
 // loaded, and while it has heard from etcd within the SOA's expire.
 func (x *EtcdZone) Ready() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	if x.expired() {
 		return false
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	for _, z := range x.zones {
 		if z.current.Load() == nil {
 			return false

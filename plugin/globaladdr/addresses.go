@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
 )
 
 // defaultInternal lists the ranges that count as internal when the Corefile
@@ -27,17 +29,29 @@ type mapping struct {
 	// single is to's address in the form DNS records carry, when to is a
 	// single address; nil when to is a prefix to translate into.
 	single net.IP
+	// learned is the source of to for "map FROM from SOURCE"; nil when
+	// the Corefile gives to.
+	learned *source.Prefix
 }
 
-// translate returns the address a maps to; a is inside m.from.
+// translate returns the address a maps to, a being inside m.from; nil when
+// m's prefix comes from a source that has given none yet: a has nothing to
+// become, and is dropped.
 func (m *mapping) translate(a netip.Addr) net.IP {
 	if m.single != nil {
 		return m.single
 	}
+	to := m.to
+	if m.learned != nil {
+		var ok bool
+		if to, ok = m.learned.Load(); !ok {
+			return nil
+		}
+	}
 	// Both are in 16-byte form (IPv4 mapped), on the stack: only the result
 	// is allocated.
-	src, dst := a.As16(), m.to.Addr().As16()
-	bits := m.to.Bits() + 128 - m.to.Addr().BitLen()
+	src, dst := a.As16(), to.Addr().As16()
+	bits := to.Bits() + 128 - to.Addr().BitLen()
 	for i := range dst {
 		switch {
 		case bits >= 8:

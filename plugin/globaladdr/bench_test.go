@@ -5,15 +5,15 @@ package globaladdr
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/any"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
+
+	"github.com/globaladdr/globaladdr/internal/cpuclock"
 
 	"github.com/miekg/dns"
 )
@@ -226,18 +226,9 @@ func BenchmarkServeDNS(b *testing.B) {
 // cpu-ns/op, so compare changes by cpu-ns/op and allocs/op.
 func measure(b *testing.B, op func()) {
 	b.ReportAllocs()
-	before := cpuTime(b)
+	before := cpuclock.Used(b)
 	for b.Loop() {
 		op()
 	}
-	b.ReportMetric(float64((cpuTime(b)-before).Nanoseconds())/float64(b.N), "cpu-ns/op")
-}
-
-// cpuTime returns the user and system CPU time the process has used.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((cpuclock.Used(b)-before).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

@@ -72,7 +72,17 @@ func (g *GlobalAddr) Subscribe(f func()) (unsubscribe func()) {
 	if g.sources == nil {
 		return func() {}
 	}
-	return g.sources.Subscribe(func(source.Value) { f() })
+	return g.sources.Subscribe(func(source.Value) { g.renew(); f() })
+}
+
+// renew makes Current a new state at the addresses in use, for a change
+// they do not show (a map's prefix learned from a source), so that the
+// backend sees the view changed. The set calls its subscribers one at a
+// time, after use.
+func (g *GlobalAddr) renew() {
+	if st := g.state.Load(); st != nil {
+		g.use(g.addrs.Load(), st.Revision)
+	}
 }
 
 // serverLabels returns the server label the metrics carry for each listener

@@ -198,7 +198,9 @@ func (p *policy) rewriteHintAddrs(ips []net.IP, v4 bool, g *globals, t *tally, t
 // address is returned in buf, which the caller may keep on its stack.
 func (p *policy) replace(a netip.Addr, g *globals, buf *[1]net.IP) ([]net.IP, error) {
 	if m := p.lookupMap(a); m != nil {
-		buf[0] = m.translate(a)
+		if buf[0] = m.translate(a); buf[0] == nil {
+			return nil, nil
+		}
 		return buf[:], nil
 	}
 	if g == nil {

@@ -85,13 +85,15 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 				internal, err = parsePrefixes(c, args, internal)
 			case "map":
 				var m mapping
-				if m, err = parseMap(c, args); err == nil {
+				if m, err = parseMap(c, args, &sources); err == nil {
 					p.maps = append(p.maps, m)
-					targets = append(targets, place(c, args[1], m.to))
+					if m.learned == nil {
+						targets = append(targets, place(c, args[1], m.to))
+					}
 				}
 			case "hide":
 				p.hide, err = parseHide(c, args, p.hide)
-			case "from", "endpoint", "tls", "credentials", "plaintext_credentials":
+			case "from", "every", "https_ca", "endpoint", "tls", "credentials", "plaintext_credentials":
 				if property == "from" && len(addrs) > 0 {
 					err = c.Errf("%q can't be mixed with ADDRESS arguments", property)
 				} else {
@@ -130,7 +132,7 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 		}
 	}
 	g := &GlobalAddr{policy: p, sources: set}
-	if set == nil {
+	if sources.Empty() {
 		g.use(newGlobals(unique(addrs)), 0)
 	}
 	return g, nil
@@ -193,14 +195,19 @@ func parsePrefixes(c *caddy.Controller, args []string, prefixes []netip.Prefix) 
 	return prefixes, nil
 }
 
-// parseMap reads "map FROM TO".
-func parseMap(c *caddy.Controller, args []string) (mapping, error) {
-	if len(args) != 2 {
+// parseMap reads "map FROM TO" and "map FROM from SOURCE ARG", whose
+// source goes to sources.
+func parseMap(c *caddy.Controller, args []string, sources *source.Config) (mapping, error) {
+	if len(args) < 2 || args[1] != "from" && len(args) != 2 {
 		return mapping{}, argErr(c, "map needs FROM and TO")
 	}
 	from, _, err := parsePrefix(c, args[0])
 	if err != nil {
 		return mapping{}, err
+	}
+	if args[1] == "from" {
+		learned, err := sources.ParseMapFrom(c, from, args[2:])
+		return mapping{from: from, learned: learned}, err
 	}
 	to, single, err := parsePrefix(c, args[1])
 	switch {

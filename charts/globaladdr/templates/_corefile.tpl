@@ -137,21 +137,32 @@ cache.
 {{/* The globaladdr directive of the external view. */}}
 {{- define "globaladdr.globaladdr" -}}
 {{- with .Values.globaladdr -}}
-{{- if and (compact (default (list) .addresses)) (or .from.file.configMap .from.etcdKey) -}}
+{{- $f := .from -}}
+{{- $learned := or $f.upnp.enabled $f.natpmp.enabled $f.pcp.enabled $f.stun $f.https $f.interface -}}
+{{- if and (compact (default (list) .addresses)) (or $f.file.configMap $f.etcdKey $learned) -}}
 {{- fail "globaladdr takes addresses or from sources, not both: leave globaladdr.addresses empty ([], its default) with a from source" -}}
 {{- end -}}
 {{- $props := list -}}
-{{- with .from.file.configMap }}{{ $props = append $props (printf "from file /etc/globaladdr/%s" $.Values.globaladdr.from.file.key) }}{{ end -}}
-{{- with .from.etcdKey }}{{ $props = append $props (printf "from etcd %s" .) }}
+{{- with $f.file.configMap }}{{ $props = append $props (printf "from file /etc/globaladdr/%s" $f.file.key) }}{{ end -}}
+{{- with $f.etcdKey }}{{ $props = append $props (printf "from etcd %s" .) }}
 {{- with $.Values.etcd }}
 {{- $props = append $props (printf "endpoint %s" (join " " (compact (default (list) .endpoints)))) }}
 {{- if .credentials.secretName }}{{ $props = append $props "credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}" }}{{ end }}
 {{- if .tls.secretName }}{{ $props = append $props "tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt" }}{{ end }}
 {{- end }}
 {{- end -}}
+{{- if $f.upnp.enabled }}{{ $props = append $props (printf "from upnp %s" $f.upnp.url | trimSuffix " ") }}{{ end -}}
+{{- if $f.natpmp.enabled }}{{ $props = append $props (printf "from natpmp %s" $f.natpmp.gateway | trimSuffix " ") }}{{ end -}}
+{{- if $f.pcp.enabled }}{{ $props = append $props (printf "from pcp %s" $f.pcp.server | trimSuffix " ") }}{{ end -}}
+{{- with $f.stun }}{{ $props = append $props (printf "from stun %s" (join " " .)) }}{{ end -}}
+{{- with $f.https }}{{ $props = append $props (printf "from https %s" (join " " .)) }}{{ end -}}
+{{- with $f.interface }}{{ $props = append $props (printf "from interface %s" .) }}{{ end -}}
+{{- if and $f.https $f.httpsCA.configMap }}{{ $props = append $props (printf "https_ca /etc/globaladdr-https-ca/%s" $f.httpsCA.key) }}{{ end -}}
+{{- with $f.every }}{{ $props = append $props (printf "every %s" .) }}{{ end -}}
 {{- if not (kindIs "invalid" .ttl) }}{{ $props = append $props (printf "ttl %v" .ttl) }}{{ end -}}
 {{- with .internal }}{{ $props = append $props (printf "internal %s" (join " " .)) }}{{ end -}}
 {{- range .map }}{{ $props = append $props (printf "map %s %s" .from .to) }}{{ end -}}
+{{- range .mapFrom }}{{ $props = append $props (printf "map %s from %s" .from (ternary (printf "interface %s" .interface) (printf "etcd %s" .etcdKey) (not (empty .interface)))) }}{{ end -}}
 {{- with .hide }}{{ $props = append $props (printf "hide %s" (join " " .)) }}{{ end -}}
 {{ printf "    globaladdr %s" (join " " (compact (default (list) .addresses))) | trimSuffix " " }}
 {{- if $props }} {
@@ -206,7 +217,9 @@ without a default, all named at once, with what each is.
 {{- $missing := list -}}
 {{- if not $v.domain }}{{ $missing = append $missing "domain: the zone external-dns writes (--set domain=example.com)" }}{{ end -}}
 {{- with $v.globaladdr }}
-{{- if and (not (compact (default (list) .addresses))) (not .from.file.configMap) (not .from.etcdKey) (not .map) }}{{ $missing = append $missing "globaladdr.addresses: the global address (--set globaladdr.addresses='{203.0.113.10}'), or a source: globaladdr.from.etcdKey, globaladdr.from.file.configMap (or globaladdr.map for every address)" }}{{ end -}}
+{{- $f := .from -}}
+{{- $learned := or $f.upnp.enabled $f.natpmp.enabled $f.pcp.enabled $f.stun $f.https $f.interface -}}
+{{- if and (not (compact (default (list) .addresses))) (not $f.file.configMap) (not $f.etcdKey) (not $learned) (not .map) (not .mapFrom) }}{{ $missing = append $missing "globaladdr.addresses: the global address (--set globaladdr.addresses='{203.0.113.10}'), or a source: globaladdr.from.etcdKey, globaladdr.from.file.configMap, globaladdr.from.upnp, natpmp, pcp, stun, https or interface (or globaladdr.map for every address)" }}{{ end -}}
 {{- end }}
 {{- if not (compact (default (list) $v.etcd.endpoints)) }}{{ $missing = append $missing "etcd.endpoints: the etcd external-dns writes to (--set etcd.endpoints='{http://etcd:2379}')" }}{{ end -}}
 {{- if not (compact (default (list) $v.zone.ns)) }}{{ $missing = append $missing "zone.ns: the zone's name servers, as at the registrar (--set zone.ns='{ns1.example.com,ns2.example.net}')" }}{{ end -}}

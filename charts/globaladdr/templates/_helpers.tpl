@@ -40,3 +40,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- toJson $env -}}
 {{- end -}}
+
+{{/*
+globaladdr.hostNetwork is "true" when the pods run in the node's network:
+hostNetwork is set, or a source needs it (an interface of the node, SSDP's
+multicast for upnp without url).
+*/}}
+{{- define "globaladdr.hostNetwork" -}}
+{{- $f := .Values.globaladdr.from -}}
+{{- $iface := false -}}
+{{- range .Values.globaladdr.mapFrom }}{{ if .interface }}{{ $iface = true }}{{ end }}{{ end -}}
+{{- if or .Values.hostNetwork $f.interface $iface (and $f.upnp.enabled (not $f.upnp.url)) }}true{{ end -}}
+{{- end -}}

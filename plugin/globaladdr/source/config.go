@@ -1,44 +1,89 @@
 package source
 
 import (
+	"cmp"
+	"crypto/x509"
+	"maps"
 	"net/netip"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 )
 
-// Config collects a block's from, endpoint, tls and credentials properties.
-// Its zero value holds none.
+// Config collects a block's from, every, endpoint, tls and credentials
+// properties, and the sources of its map FROM from SOURCE lines. Its zero
+// value holds none.
 type Config struct {
 	feeds []*feed
-	etcd  *etcdConn // nil until an etcd property or source
+	froms int           // the from lines among feeds
+	every time.Duration // 0 until an every property
+	// everyAt is the error for every given without a polled source.
+	everyAt error
+	// httpsCA holds the roots of the https sources given by https_ca; nil
+	// for the system's. httpsAt is the error for https_ca without one.
+	httpsCA *x509.CertPool
+	httpsAt error
+	etcd    *etcdConn // nil until an etcd property or source
 	// orphan is the error for endpoint, tls or credentials given without a
 	// from etcd line: it names the first of them.
 	orphan  error
 	etcdSrc bool // a from etcd line was seen
 }
 
-// Parse reads property, from or one of etcdclient.Properties, with its
-// arguments.
+// Parse reads property, one of from, every, https_ca and
+// etcdclient.Properties, with its arguments.
 func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) error {
-	if property == "from" {
+	switch property {
+	case "from":
 		return cfg.parseFrom(c, args)
+	case "every":
+		return cfg.parseEvery(c, args)
+	case "https_ca":
+		return cfg.parseHTTPSCA(c, args)
 	}
 	return cfg.configure(c, property).cfg.Parse(c, property, args)
 }
 
 // Empty reports whether the block has no from line.
-func (cfg *Config) Empty() bool { return len(cfg.feeds) == 0 }
+func (cfg *Config) Empty() bool { return cfg.froms == 0 }
 
 // New returns the sources of the block, whose values must hold no address
 // that internal reports; nil when it has none. It fails for endpoint, tls or
-// credentials given without a from etcd line.
+// credentials given without a from etcd source, and for every given without
+// a polled source.
 func (cfg *Config) New(internal func(netip.Addr) bool) (*Set, error) {
 	if cfg.orphan != nil && !cfg.etcdSrc {
 		return nil, cfg.orphan
 	}
-	if cfg.Empty() {
+	polled, https := false, false
+	client := newHTTPSClient(cfg.httpsCA)
+	for _, f := range cfg.feeds {
+		if f.line == nil {
+			continue
+		}
+		f.line.internal = internal
+		if f.line.kind != local {
+			f.line.every = cmp.Or(cfg.every, DefaultEvery)
+			polled = true
+		}
+		for _, p := range f.line.probers {
+			if h, ok := p.(*httpsProber); ok {
+				h.client, https = client, true
+			}
+		}
+	}
+	switch {
+	case cfg.everyAt != nil && !polled:
+		return nil, cfg.everyAt
+	case cfg.httpsAt != nil && !https:
+		return nil, cfg.httpsAt
+	}
+	if len(cfg.feeds) == 0 {
 		return nil, nil
 	}
 	s := &Set{feeds: cfg.feeds, internal: internal}
@@ -48,28 +93,119 @@ func (cfg *Config) New(internal func(netip.Addr) bool) (*Set, error) {
 	return s, nil
 }
 
-// parseFrom reads "from file PATH" or "from etcd KEY".
+// parseFrom reads "from SOURCE ARGS...": file PATH, etcd KEY, interface
+// NAME, or a polled source's keyword and arguments (RegisterProber).
 func (cfg *Config) parseFrom(c *caddy.Controller, args []string) error {
-	if len(args) > 0 && args[0] != "file" && args[0] != "etcd" {
-		return c.Errf("unknown source %q: want file or etcd", args[0])
+	if len(args) == 0 {
+		return c.Errf("from needs a source and its argument: from file PATH, from etcd KEY or from interface NAME, after %q", c.Val())
 	}
+	var f *feed
+	switch args[0] {
+	case "file", "etcd", "interface":
+		var err error
+		if f, err = cfg.textOrInterface(c, args); err != nil {
+			return err
+		}
+	default:
+		pk, ok := probers[args[0]]
+		if !ok {
+			return c.Errf("unknown source %q: want one of %s", args[0], sourceKeywords())
+		}
+		ps, err := pk.parse(c, args[1:])
+		if err != nil {
+			return err
+		}
+		f = &feed{line: newLine(strings.Join(args, " "), pk.kind, ps), first: make(chan struct{})}
+	}
+	if err := cfg.add(c, f, args); err != nil {
+		return err
+	}
+	cfg.froms++
+	return nil
+}
+
+// ParseMapFrom reads the SOURCE ARG of "map FROM from SOURCE ARG", SOURCE
+// being interface NAME, file PATH or etcd KEY, and returns the prefix it
+// will keep up to date once the Set starts.
+func (cfg *Config) ParseMapFrom(c *caddy.Controller, from netip.Prefix, args []string) (*Prefix, error) {
+	if len(args) == 0 || args[0] != "file" && args[0] != "etcd" && args[0] != "interface" {
+		return nil, c.Errf("map FROM from needs a prefix source: interface NAME, file PATH or etcd KEY, after %q", c.Val())
+	}
+	if !from.Addr().Is6() {
+		return nil, c.Errf("map %s from %s: a prefix from a source is for IPv6 only", from, args[0])
+	}
+	f, err := cfg.textOrInterface(c, args)
+	if err != nil {
+		return nil, err
+	}
+	f.prefix = &Prefix{from: from}
+	return f.prefix, cfg.add(c, f, args)
+}
+
+// textOrInterface returns the feed of "file PATH", "etcd KEY" or
+// "interface NAME" (args).
+func (cfg *Config) textOrInterface(c *caddy.Controller, args []string) (*feed, error) {
 	if len(args) != 2 {
-		return c.Errf("from needs a source and its argument: from file PATH or from etcd KEY, after %q", c.Val())
+		return nil, c.Errf("from needs a source and its argument: from file PATH, from etcd KEY or from interface NAME, after %q", c.Val())
 	}
-	var src source
-	if args[0] == "file" {
-		src = &fileSource{path: rootPath(c, args[1]), poll: filePoll}
-	} else {
-		src = &etcdSource{key: args[1], conn: cfg.conn()}
+	switch args[0] {
+	case "file":
+		return newFeed(&fileSource{path: rootPath(c, args[1]), poll: filePoll}), nil
+	case "etcd":
 		cfg.etcdSrc = true
+		return newFeed(&etcdSource{key: args[1], conn: cfg.conn()}), nil
 	}
-	for _, f := range cfg.feeds {
-		if f.src.String() == src.String() {
-			return c.Errf("%q: the source %s is given twice", args[1], src)
+	return &feed{line: newLine("interface "+args[1], local, []Prober{&ifaceProber{name: args[1]}}), first: make(chan struct{})}, nil
+}
+
+// add adds f to the block's feeds, unless its source is given twice in the
+// same role.
+func (cfg *Config) add(c *caddy.Controller, f *feed, args []string) error {
+	for _, g := range cfg.feeds {
+		if g.String() == f.String() && (g.prefix == nil) == (f.prefix == nil) {
+			return c.Errf("%q: the source %s is given twice", args[len(args)-1], f)
 		}
 	}
-	cfg.feeds = append(cfg.feeds, newFeed(src))
+	cfg.feeds = append(cfg.feeds, f)
 	return nil
+}
+
+// parseEvery reads "every DURATION".
+func (cfg *Config) parseEvery(c *caddy.Controller, args []string) error {
+	if len(args) != 1 {
+		return c.Errf("every needs one DURATION, after %q", c.Val())
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil || d < MinEvery {
+		return c.Errf("every %q is not a duration of at least %s (say 60s)", args[0], MinEvery)
+	}
+	cfg.every = d
+	cfg.everyAt = c.Errf("%q is for the polled sources (%s), and there is none", "every", strings.Join(slices.Sorted(maps.Keys(probers)), ", "))
+	return nil
+}
+
+// parseHTTPSCA reads "https_ca CACERT": the CA certificates (PEM) that the
+// https sources' servers' certificates are verified against, in place of the
+// system's.
+func (cfg *Config) parseHTTPSCA(c *caddy.Controller, args []string) error {
+	if len(args) != 1 {
+		return c.Errf("https_ca needs one CACERT file, after %q", c.Val())
+	}
+	pem, err := os.ReadFile(rootPath(c, args[0]))
+	if err != nil {
+		return c.Errf("https_ca: %v", err)
+	}
+	cfg.httpsCA = x509.NewCertPool()
+	if !cfg.httpsCA.AppendCertsFromPEM(pem) {
+		return c.Errf("https_ca %q holds no PEM certificate", args[0])
+	}
+	cfg.httpsAt = c.Errf("%q is for from https, and there is no from https line", "https_ca")
+	return nil
+}
+
+// sourceKeywords lists the sources a from line takes.
+func sourceKeywords() string {
+	return strings.Join(append([]string{"file", "etcd", "interface"}, slices.Sorted(maps.Keys(probers))...), ", ")
 }
 
 // conn returns the etcd connection of the block's sources.

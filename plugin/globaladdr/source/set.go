@@ -14,6 +14,7 @@ import (
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -52,7 +53,13 @@ type source interface {
 
 // feed is one source and what it last delivered.
 type feed struct {
-	src source
+	// src is a file or etcd source; line a learned one (a polled line,
+	// an interface). One of them is nil.
+	src  source
+	line *line
+	// prefix is where the source's prefix goes, for map FROM from
+	// SOURCE; nil for the sources of the global addresses.
+	prefix *Prefix
 	// addrs are the addresses of the source's last good value, and rev the
 	// revision it was written at; addrs is nil until it has given one.
 	addrs []netip.Addr
@@ -60,6 +67,14 @@ type feed struct {
 	// err is the error last logged for the source, "" while it is fine:
 	// an error is logged and counted once, not at every report.
 	err string
+	// refused tells, per family (IPv4, IPv6), that the learned source's
+	// last answer of that family was refused; warned is the warning
+	// last logged for it.
+	refused [2]bool
+	warned  [2]string
+	// missing tells, per family, that the learned source's last answers
+	// had no address of the family it had kept addresses of (logged).
+	missing [2]bool
 	// first is closed once the source has reported for the first time.
 	first chan struct{}
 	once  sync.Once
@@ -67,11 +82,21 @@ type feed struct {
 
 func newFeed(src source) *feed { return &feed{src: src, first: make(chan struct{})} }
 
+// String names the feed's source, as the Corefile does.
+func (f *feed) String() string {
+	if f.line != nil {
+		return f.line.String()
+	}
+	return f.src.String()
+}
+
 // reported marks the first report of f.
 func (f *feed) reported() { f.once.Do(func() { close(f.first) }) }
 
-// Set is the from sources of one block. Once every source has given a valid
-// value, the global addresses are the union of the last good value of each.
+// Set is the from sources of one block, and the sources of its map FROM
+// from SOURCE lines. The global addresses are the union of the last good
+// value of each from source, once every file and etcd source and at least
+// one source at all has given one (see publish).
 type Set struct {
 	feeds []*feed
 	// etcd is the connection of the etcd sources; nil when there are none.
@@ -110,6 +135,10 @@ func (s *Set) Start(servers []string, shared *clientv3.Client, use func(Value)) 
 		go func() {
 			defer s.done.Done()
 			defer f.reported()
+			if f.line != nil {
+				f.line.run(ctx, reporter{s, f})
+				return
+			}
 			f.src.run(ctx, func(text string, rev int64, err error) { s.report(f, text, rev, err) })
 		}()
 	}
@@ -119,7 +148,7 @@ func (s *Set) Start(servers []string, shared *clientv3.Client, use func(Value)) 
 		select {
 		case <-f.first:
 		case <-timeout.C:
-			log.Warningf("no value from %s yet: answers that need a global address fail until there is one", f.src)
+			log.Warningf("no value from %s yet: answers that need a global address fail until there is one", f)
 			return nil
 		}
 	}
@@ -144,8 +173,14 @@ func (s *Set) Stop() error {
 // revision rev), or an error that keeps the last good addresses.
 func (s *Set) report(f *feed, text string, rev int64, err error) {
 	defer f.reported()
+	if f.prefix != nil {
+		s.reportPrefix(f, text, err)
+		return
+	}
+	reason := reasonRead
 	var addrs []netip.Addr
 	if err == nil {
+		reason = reasonInvalid
 		addrs, err = parseValue(text, s.internal)
 	}
 	s.mu.Lock()
@@ -158,9 +193,7 @@ func (s *Set) report(f *feed, text string, rev int64, err error) {
 				keep = "no global address from it yet"
 			}
 			log.Warningf("%s: %s; %s", f.src, err, keep)
-			for _, server := range s.servers {
-				sourceErrorCount.WithLabelValues(server, f.src.String()).Inc()
-			}
+			s.count(sourceErrorCount, f.String(), reason)
 		}
 		return
 	}
@@ -175,22 +208,31 @@ func (s *Set) report(f *feed, text string, rev int64, err error) {
 }
 
 // publish makes the union of the feeds' addresses the global addresses,
-// once every feed has some: it hands them to use, then to the subscribers.
-// A value written again unchanged is published too, for its revision.
+// once every file and etcd feed has some, and there is at least one: it
+// hands them to use, then to the subscribers. A learned feed that has none
+// yet does not hold back the others; one whose last answer of a family was
+// refused gives its last good addresses of that family only while no other
+// feed gives that family (see withdrawn). A value written again unchanged
+// is published too, for its revision.
 func (s *Set) publish() {
 	var v Value
 	for _, f := range s.feeds {
-		if f.addrs == nil {
+		switch {
+		case f.prefix != nil:
+			continue
+		case f.addrs == nil && f.line == nil:
 			return
 		}
 		for _, a := range f.addrs {
-			if !slices.Contains(v.Addrs, a) {
+			if !slices.Contains(v.Addrs, a) && !s.withdrawn(f, a) {
 				v.Addrs = append(v.Addrs, a)
 			}
 		}
 		v.Revision = max(v.Revision, f.rev)
 	}
 	switch {
+	case len(v.Addrs) == 0:
+		return
 	case slices.Equal(v.Addrs, s.current.Addrs) && v.Revision == s.current.Revision:
 		return
 	case s.current.Addrs == nil:
@@ -201,4 +243,37 @@ func (s *Set) publish() {
 	s.current = v
 	s.use(v)
 	s.subs.tell(v)
+}
+
+// withdrawn reports whether a, a last good address of f, is left out of the
+// union: f's last answer of a's family was refused (the uplink it stands for
+// has no address the Internet reaches), and another feed gives addresses of
+// that family (a CGNAT router beside a STUN source that sees the public
+// address).
+func (s *Set) withdrawn(f *feed, a netip.Addr) bool {
+	fam := family(a)
+	if !f.refused[fam] {
+		return false
+	}
+	for _, g := range s.feeds {
+		if g != f && g.prefix == nil && !g.refused[fam] && slices.ContainsFunc(g.addrs, func(b netip.Addr) bool { return family(b) == fam }) {
+			return true
+		}
+	}
+	return false
+}
+
+// family returns 0 for an IPv4 address, 1 for an IPv6 one.
+func family(a netip.Addr) int {
+	if a.Is4() {
+		return 0
+	}
+	return 1
+}
+
+// count adds one to the counter vec of each server, for labels.
+func (s *Set) count(vec *prometheus.CounterVec, labels ...string) {
+	for _, server := range s.servers {
+		vec.WithLabelValues(append([]string{server}, labels...)...).Inc()
+	}
 }

@@ -26,7 +26,7 @@ const testServer = "dns://:53"
 const deadline = 20 * time.Second
 
 // newSet returns the sources of the globaladdr block in c, whose from,
-// endpoint, tls and credentials properties it reads as the plugin's setup
+// every, https_ca, endpoint, tls and credentials properties it reads as the plugin's setup
 // does, passing over the others. The sources refuse the addresses of
 // internal.
 func newSet(c *caddy.Controller) (*Set, error) {
@@ -34,7 +34,7 @@ func newSet(c *caddy.Controller) (*Set, error) {
 	for c.Next() {
 		for c.NextBlock() {
 			switch property, args := c.Val(), c.RemainingArgs(); property {
-			case "from", "endpoint", "tls", "credentials", "plaintext_credentials":
+			case "from", "every", "https_ca", "endpoint", "tls", "credentials", "plaintext_credentials":
 				if err := cfg.Parse(c, property, args); err != nil {
 					return nil, err
 				}
@@ -116,8 +116,15 @@ func waitAddrs(t *testing.T, s *started, want string) time.Duration {
 // waitErrors waits until the source_errors_total of src is at least n.
 func waitErrors(t *testing.T, src string, n float64) {
 	t.Helper()
-	count := func() float64 { return value(sourceErrorCount.WithLabelValues(testServer, src)) }
+	count := func() float64 { return errorCount(src) }
 	waitFor(t, "source errors of "+src, func() bool { return count() >= n }, func() string { return fmt.Sprint(count()) })
+}
+
+// errorCount returns the source_errors_total of src, a file or etcd
+// source, whatever the reason.
+func errorCount(src string) float64 {
+	return value(sourceErrorCount.WithLabelValues(testServer, src, reasonRead)) +
+		value(sourceErrorCount.WithLabelValues(testServer, src, reasonInvalid))
 }
 
 // waitFor polls until ok, and returns how long that took; the test fails
@@ -192,7 +199,7 @@ func TestSourceMerge(t *testing.T) {
 	if s.Ready() || current(s) != "" {
 		t.Fatalf("one source of two has a value: want not ready, have %q", current(s))
 	}
-	if n := value(sourceErrorCount.WithLabelValues(testServer, b.name)); n != 1 {
+	if n := errorCount(b.name); n != 1 {
 		t.Errorf("source errors of b: %v, want 1", n)
 	}
 
@@ -209,7 +216,7 @@ func TestSourceMerge(t *testing.T) {
 			t.Fatalf("after %+v: want the last good addresses kept, have %q", bad, current(s))
 		}
 	}
-	if n := value(sourceErrorCount.WithLabelValues(testServer, b.name)); n != 6 {
+	if n := errorCount(b.name); n != 6 {
 		t.Errorf("source errors of b: %v, want 6 (one per change to an unusable value)", n)
 	}
 
