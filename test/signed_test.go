@@ -396,3 +396,14 @@ func TestSignedPrimaryStartErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSignedPrimaryDNSViz has DNSViz analyze the signed zone as the NSD
+// secondary of a signing hidden primary serves it, with the key as trust
+// anchor: no error, and secure answers (an address, a CNAME, a wildcard, an
+// empty non-terminal, a missing name).
+func TestSignedPrimaryDNSViz(t *testing.T) {
+	dnsviz := prereq.Program(t, "dnsviz", "dnsviz")
+	key, keyFile := writeKey(t, "example.com.")
+	_, nsd := startSignedNSD(t, keyFile, "")
+	checkDNSViz(t, dnsviz, nsd.Addr, key, "example.com", "app.example.com", "alias.example.com", "x.apps.example.com", "y.example.com", "nothing.example.com")
+}
