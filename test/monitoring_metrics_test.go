@@ -22,9 +22,9 @@ import (
 // metricsCorefile makes every metric of the plugins: an external view on
 // the etcd plugin (which withholds nothing, so globaladdr rewrites, drops and
 // hides), with a low rrl rate; an external view on etcdzone with global
-// addresses from an etcd key and a file, notifying a secondary that does not
-// answer; a zone whose etcd does not answer, so that it never loads.
-// ETCD, FILE, SECONDARY and NOWHERE are replaced.
+// addresses from an etcd key and a file, signed, notifying a secondary that
+// does not answer; a zone whose etcd does not answer, so that it never loads.
+// ETCD, FILE, SECONDARY, NOWHERE and DNSKEYPREFIX are replaced.
 const metricsCorefile = `example.com:{port:plain} {
 	prometheus 127.0.0.1:{httpport:metrics}
 	rrl {
@@ -47,6 +47,7 @@ example.com:{port:zone} {
 	}
 	etcdzone {
 		ns ns1.example.net
+		dnssec DNSKEYPREFIX
 	}
 	transfer {
 		to * SECONDARY
@@ -101,11 +102,13 @@ func TestMonitoringPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, keyFile := writeKey(t, "example.com.")
 	srv := startCoreDNS(t, strings.NewReplacer(
 		"ETCD", etcd.Endpoint(),
 		"FILE", file,
 		"SECONDARY", nameserver.FreeLoopbackAddr(t),
 		"NOWHERE", "http://127.0.0.1:"+strconv.Itoa(nowhere),
+		"DNSKEYPREFIX", keyFile,
 	).Replace(metricsCorefile))
 	prom := startPrometheus(t, srv.Addr("metrics"), filepath.Join(repoRoot(t), "monitoring", rulesFile))
 
