@@ -52,14 +52,21 @@ func TestDNSViz(t *testing.T) {
 	corefile := insertAfter(t, examplePorts.Replace(readExample(t, "dnssec.Corefile")), "responses-per-second 10", "        exempt-clients 127.0.0.0/8", 1)
 	view := startExample(t, corefile, env)
 	waitServing(t, view.Addr("dns"))
+	checkDNSViz(t, dnsviz, view.Addr("dns"), key, "example.com", "app.example.com", "www.example.com", "x.apps.example.com", "deep.example.com", "nothing.example.com")
+}
 
+// checkDNSViz has dnsviz probe the authoritative server of example.com at
+// addr (as ns1.example.net, whose DS is key's) about names, and fails t
+// unless dnsviz grok, with key as trust anchor, finds no error and
+// something secure.
+func checkDNSViz(t *testing.T, dnsviz, addr string, key *dns.DNSKEY, names ...string) {
+	t.Helper()
 	dir := t.TempDir()
 	writeTestFile(t, filepath.Join(dir, "sitecustomize.py"), pygraphvizShim)
 	probe := filepath.Join(dir, "probe.json")
-	host, port, _ := net.SplitHostPort(view.Addr("dns"))
+	host, port, _ := net.SplitHostPort(addr)
 	server := fmt.Sprintf("ns1.example.net=%s:%s", host, port)
 	ds := key.ToDS(dns.SHA256)
-	names := []string{"example.com", "app.example.com", "www.example.com", "x.apps.example.com", "deep.example.com", "nothing.example.com"}
 	run := func(args ...string) []byte {
 		t.Helper()
 		cmd := exec.Command(dnsviz, args...)

@@ -24,12 +24,12 @@ import (
 // metricsCorefile makes every metric of the plugins: an external view on
 // the etcd plugin (which withholds nothing, so globaladdr rewrites, drops and
 // hides), with a low rrl rate; an external view on etcdzone with global
-// addresses from an etcd key and a file, notifying a secondary that does not
-// answer; a view learning its address from HTTPS echoes, two that disagree
-// (whose answers succeed) and one that answers a loopback address (refused);
-// a zone whose etcd does not answer, so that it never loads. ETCD, FILE,
-// SECONDARY, NOWHERE, ECHO_A, ECHO_B, ECHO_LOOPBACK and HTTPS_CA are
-// replaced.
+// addresses from an etcd key and a file, signed, notifying a secondary that
+// does not answer; a view learning its address from HTTPS echoes, two that
+// disagree (whose answers succeed) and one that answers a loopback address
+// (refused); a zone whose etcd does not answer, so that it never loads. ETCD,
+// FILE, SECONDARY, NOWHERE, ECHO_A, ECHO_B, ECHO_LOOPBACK, HTTPS_CA and
+// DNSKEYPREFIX are replaced.
 const metricsCorefile = `example.com:{port:plain} {
 	prometheus 127.0.0.1:{httpport:metrics}
 	rrl {
@@ -52,6 +52,7 @@ example.com:{port:zone} {
 	}
 	etcdzone {
 		ns ns1.example.net
+		dnssec DNSKEYPREFIX
 	}
 	transfer {
 		to * SECONDARY
@@ -121,12 +122,14 @@ func TestMonitoringPrometheus(t *testing.T) {
 	echoA, echoB, echoLoopback := startHTTPSEcho(t, netlab.New(t).Self(), loopback, ca), startHTTPSEcho(t, netlab.New(t).Self(), loopback, ca), startHTTPSEcho(t, netlab.New(t).Self(), loopback, ca)
 	echoA.tell(netip.MustParseAddr("203.0.113.1"))
 	echoB.tell(netip.MustParseAddr("203.0.113.2"))
+	_, keyFile := writeKey(t, "example.com.")
 	srv := startCoreDNS(t, strings.NewReplacer(
 		"ETCD", etcd.Endpoint(),
 		"FILE", file,
 		"SECONDARY", nameserver.FreeLoopbackAddr(t),
 		"NOWHERE", "http://127.0.0.1:"+strconv.Itoa(nowhere),
 		"ECHO_A", echoA.url, "ECHO_B", echoB.url, "ECHO_LOOPBACK", echoLoopback.url, "HTTPS_CA", ca.file,
+		"DNSKEYPREFIX", keyFile,
 	).Replace(metricsCorefile))
 	prom := startPrometheus(t, srv.Addr("metrics"), filepath.Join(repoRoot(t), "monitoring", rulesFile))
 

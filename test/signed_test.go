@@ -14,6 +14,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/nameserver"
 	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/internal/prereq"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/signer"
 
 	"github.com/miekg/dns"
 )
@@ -395,4 +396,68 @@ func TestSignedPrimaryStartErrors(t *testing.T) {
 			t.Errorf("%s: want an error naming etcdzone and %q, got %v", c.properties, c.want, err)
 		}
 	}
+}
+
+// TestSignedPrimaryDNSViz has DNSViz analyze the signed zone as the NSD
+// secondary of a signing hidden primary serves it, with the key as trust
+// anchor: no error, and secure answers (an address, a CNAME, a wildcard, an
+// empty non-terminal, a missing name).
+func TestSignedPrimaryDNSViz(t *testing.T) {
+	dnsviz := prereq.Program(t, "dnsviz", "dnsviz")
+	key, keyFile := writeKey(t, "example.com.")
+	_, nsd := startSignedNSD(t, keyFile, "")
+	checkDNSViz(t, dnsviz, nsd.Addr, key, "example.com", "app.example.com", "alias.example.com", "x.apps.example.com", "y.example.com", "nothing.example.com")
+}
+
+// TestSignedPrimaryLabChain validates the zone of a signing hidden primary
+// from a lab root down: a signed root holds com's DS, a signed com holds
+// example.com's DS (the hidden primary's key), and the NSD secondary
+// serves example.com. Unbound, trusting only the root's key, answers an
+// existing name, NXDOMAIN, NODATA, an empty non-terminal and a wildcard's
+// expansion securely (AD).
+func TestSignedPrimaryLabChain(t *testing.T) {
+	key, keyFile := writeKey(t, "example.com.")
+	_, nsd := startSignedNSD(t, keyFile, "")
+	com, comKey := signedLabZone(t, "com.", "com. 3600 IN NS a.gtld-servers.net.\nexample.com. 3600 IN NS ns1.example.net.\n"+dsOf(key))
+	root, rootKey := signedLabZone(t, ".", ". 3600 IN NS a.root-servers.net.\na.root-servers.net. 3600 IN A 127.0.0.1\ncom. 3600 IN NS a.gtld-servers.net.\n"+dsOf(comKey))
+	rootNSD := nameserver.StartNSDPrimary(t, nameserver.FreeLoopbackAddr(t), ".", root)
+	comNSD := nameserver.StartNSDPrimary(t, nameserver.FreeLoopbackAddr(t), "com.", com)
+	unbound := nameserver.StartUnboundStubs(t, nameserver.FreeLoopbackAddr(t),
+		map[string]string{".": rootNSD.Addr, "com.": comNSD.Addr, "example.com.": nsd.Addr}, dsOf(rootKey))
+	validated(t, "from the lab root", unbound.Addr)
+	if t.Failed() {
+		t.Logf("Unbound:\n%s", unbound.Output())
+	}
+}
+
+// signedLabZone returns the zone origin of records (zone-file lines, a SOA
+// added) signed by the signer with a new key, as zone-file text, and the
+// key.
+func signedLabZone(t *testing.T, origin, records string) (string, *dns.DNSKEY) {
+	t.Helper()
+	key, prefix := writeKey(t, origin)
+	k, err := signer.ReadKey(prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := signer.New(origin, []*signer.Key{k}, signer.Options{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rrs []dns.RR
+	zp := dns.NewZoneParser(strings.NewReader(origin+" 3600 IN SOA a.root-servers.net. hostmaster.root-servers.net. 1 3600 600 1209600 300\n"+records), origin, "")
+	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+		rrs = append(rrs, rr)
+	}
+	if err := zp.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(signer.Sets(rrs), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, rr := range s.Records() {
+		text.WriteString(rr.String() + "\n")
+	}
+	return text.String(), key
 }

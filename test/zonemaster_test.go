@@ -134,7 +134,7 @@ func labView(t *testing.T, file, addr string, env map[string]string) *coreDNS {
 // of loopback addresses whose root delegates example.com to two name
 // servers: two replicas of external.Corefile on one etcd; dnssec.Corefile
 // (its DS in com); and the secondaries (BIND and NSD) of
-// hidden-primary.Corefile. Zonemaster finds nothing of WARNING and above
+// hidden-primary.Corefile and of signed-primary.Corefile (its DS in com). Zonemaster finds nothing of WARNING and above
 // but what the lab causes.
 func TestZonemaster(t *testing.T) {
 	prereq.Root(t, "Zonemaster asks name servers on port 53 only")
@@ -175,18 +175,34 @@ func TestZonemaster(t *testing.T) {
 		runZonemaster(t, labZones(ds.String()), fmt.Sprintf("%d,%d,%d,%s", ds.KeyTag, ds.Algorithm, ds.DigestType, ds.Digest))
 	})
 	t.Run("hidden-primary.Corefile", func(t *testing.T) {
-		e := env(t)
-		corefile := strings.ReplaceAll(examplePorts.Replace(readExample(t, "hidden-primary.Corefile")), "{$SECONDARY}",
-			net.JoinHostPort(labNS1, "53")+" "+net.JoinHostPort(labNS2, "53"))
-		primary := startExample(t, corefile, e)
-		p := nameserver.Primary{Zone: "example.com.", Addr: primary.Addr("dns"), Key: nameserver.TestKey}
-		nameserver.StartBIND(t, net.JoinHostPort(labNS1, "53"), p)
-		nameserver.StartNSD(t, net.JoinHostPort(labNS2, "53"), p)
-		for _, ns := range []string{labNS1, labNS2} {
-			eventually(t, 30*time.Second, "the secondary "+ns, func() error {
-				return answers(net.JoinHostPort(ns, "53"), "app.example.com.", dns.TypeA, []string{exampleGlobal})
-			})
-		}
+		labSecondaries(t, "hidden-primary.Corefile", env(t))
 		runZonemaster(t, labZones())
 	})
+	t.Run("signed-primary.Corefile", func(t *testing.T) {
+		e := env(t)
+		key, keyFile := writeKey(t, "example.com.")
+		e["DNSSEC_KEY"] = keyFile
+		setEnv(t, e)
+		labSecondaries(t, "signed-primary.Corefile", e)
+		ds := key.ToDS(dns.SHA256)
+		runZonemaster(t, labZones(ds.String()), fmt.Sprintf("%d,%d,%d,%s", ds.KeyTag, ds.Algorithm, ds.DigestType, ds.Digest))
+	})
+}
+
+// labSecondaries starts the hidden primary of the example file with env,
+// and BIND (ns1) and NSD (ns2) as its secondaries in the lab, and waits
+// until both serve the zone.
+func labSecondaries(t *testing.T, file string, env map[string]string) {
+	t.Helper()
+	corefile := strings.ReplaceAll(examplePorts.Replace(readExample(t, file)), "{$SECONDARY}",
+		net.JoinHostPort(labNS1, "53")+" "+net.JoinHostPort(labNS2, "53"))
+	primary := startExample(t, corefile, env)
+	p := nameserver.Primary{Zone: "example.com.", Addr: primary.Addr("dns"), Key: nameserver.TestKey}
+	nameserver.StartBIND(t, net.JoinHostPort(labNS1, "53"), p)
+	nameserver.StartNSD(t, net.JoinHostPort(labNS2, "53"), p)
+	for _, ns := range []string{labNS1, labNS2} {
+		eventually(t, 30*time.Second, "the secondary "+ns, func() error {
+			return answers(net.JoinHostPort(ns, "53"), "app.example.com.", dns.TypeA, []string{exampleGlobal})
+		})
+	}
 }

@@ -2,8 +2,10 @@ package nameserver
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,10 +21,21 @@ import (
 // when t ends.
 func StartUnbound(t testing.TB, addr, zone, stubAddr string, anchors ...string) *Server {
 	t.Helper()
+	return StartUnboundStubs(t, addr, map[string]string{zone: stubAddr}, anchors...)
+}
+
+// StartUnboundStubs is StartUnbound for a lab of several zones: it asks
+// stubs[zone] (host:port) for each zone, "." among them for a lab root.
+func StartUnboundStubs(t testing.TB, addr string, stubs map[string]string, anchors ...string) *Server {
+	t.Helper()
 	unbound := prereq.Program(t, "unbound", "unbound")
 	dir := t.TempDir()
 	host, port, _ := net.SplitHostPort(addr)
-	shost, sport, _ := net.SplitHostPort(stubAddr)
+	var stubZones strings.Builder
+	for _, zone := range slices.Sorted(maps.Keys(stubs)) {
+		shost, sport, _ := net.SplitHostPort(stubs[zone])
+		fmt.Fprintf(&stubZones, "stub-zone:\n\tname: %q\n\tstub-addr: %s@%s\n", zone, shost, sport)
+	}
 	var ta strings.Builder
 	for _, a := range anchors {
 		fmt.Fprintf(&ta, "\ttrust-anchor: \"%s\"\n", strings.Join(strings.Fields(a), " "))
@@ -45,12 +58,9 @@ func StartUnbound(t testing.TB, addr, zone, stubAddr string, anchors ...string) 
 	val-sig-skew-min: 0
 	val-sig-skew-max: 0
 	cache-max-negative-ttl: 1
-%[7]sstub-zone:
-	name: %[4]q
-	stub-addr: %[5]s@%[6]s
-remote-control:
+%[5]s%[4]sremote-control:
 	control-enable: no
-`, dir, host, port, zone, shost, sport, ta.String())
+`, dir, host, port, stubZones.String(), ta.String())
 	writeFile(t, filepath.Join(dir, "unbound.conf"), conf)
 	s := &Server{Name: "Unbound", Addr: addr}
 	s.out = run(t, unbound, "-d", "-c", filepath.Join(dir, "unbound.conf"))

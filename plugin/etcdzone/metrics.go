@@ -85,4 +85,10 @@ var (
 		Name:      "notify_errors_total",
 		Help:      "Counter of NOTIFYs for the zone that a secondary did not acknowledge.",
 	}, []string{"server", "zone"})
+	signaturesExpiry = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "signatures_expiry_timestamp_seconds",
+		Help:      "When the first of a signed zone's signatures expires (Unix time): refreshed well before, it stays about dnssec_validity less dnssec_refresh ahead.",
+	}, []string{"server", "zone"})
 )

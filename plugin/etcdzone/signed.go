@@ -163,6 +163,7 @@ func (z *hosted) publish(prev, next *zone.Version, d zone.Delta) zone.Delta {
 	}
 	next.Signed(g.s.Count())
 	z.current.Store(next)
+	g.report(z)
 	return withDiff(d, diff)
 }
 
@@ -212,10 +213,19 @@ func (x *EtcdZone) refresh(z *hosted) {
 	diff.Removed, diff.Added = append(diff.Removed, soa.Removed...), append(diff.Added, soa.Added...)
 	next.Signed(g.s.Count())
 	z.current.Store(next)
+	g.report(z)
 	g.mu.Unlock()
 	x.setSerial(z, next.Serial)
 	z.journal.Add(withDiff(d, diff))
 	z.announceSoon()
+}
+
+// report sets the metric of when z's first signature expires; g.mu is
+// held.
+func (g *signing) report(z *hosted) {
+	if t := g.s.Expiry(); !t.IsZero() {
+		signaturesExpiry.WithLabelValues(z.server, z.name).Set(float64(t.Unix()))
+	}
 }
 
 // signedAnswer is answer for a signed zone.

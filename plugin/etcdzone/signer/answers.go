@@ -3,7 +3,11 @@ package signer
 // What an authoritative server's answers to queries with DO need beside
 // RRSIGs, Denial and Cover (records.go).
 
-import "github.com/miekg/dns"
+import (
+	"time"
+
+	"github.com/miekg/dns"
+)
 
 // Check returns an error if o's durations, with the defaults of its zero
 // fields, do not fit together: what New would refuse.
@@ -41,6 +45,33 @@ func (s *Signer) Count() int {
 		}
 	}
 	return n
+}
+
+// Expiry returns when the first of the zone's signatures expires; the zero
+// time when there are none.
+func (s *Signer) Expiry() time.Time {
+	var first uint32
+	for _, x := range s.nodes {
+		for _, r := range x.sets {
+			first = earliest(first, r.sigs)
+		}
+		first = earliest(first, x.denialSigs)
+	}
+	if first == 0 {
+		return time.Time{}
+	}
+	return time.Unix(int64(first), 0)
+}
+
+// earliest returns the earliest of first (0: none) and the expirations of
+// sigs.
+func earliest(first uint32, sigs []dns.RR) uint32 {
+	for _, rr := range sigs {
+		if sig, ok := rr.(*dns.RRSIG); ok && (first == 0 || sig.Expiration < first) {
+			first = sig.Expiration
+		}
+	}
+	return first
 }
 
 // Encloser returns the closest encloser of name (RFC 5155): name itself

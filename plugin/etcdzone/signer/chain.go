@@ -131,7 +131,7 @@ func (s *Signer) denialRecord(n, next *node) dns.RR {
 		}
 	}
 	return &dns.NSEC3{
-		Hdr:        dns.RR_Header{Name: strings.ToLower(n.order) + "." + s.origin, Rrtype: dns.TypeNSEC3, Class: dns.ClassINET, Ttl: s.negativeTTL()},
+		Hdr:        dns.RR_Header{Name: dns.Fqdn(strings.ToLower(n.order) + "." + strings.TrimPrefix(s.origin, ".")), Rrtype: dns.TypeNSEC3, Class: dns.ClassINET, Ttl: s.negativeTTL()},
 		Hash:       dns.SHA1,
 		HashLength: 20,
 		NextDomain: next.order,
