@@ -5,6 +5,7 @@
 #   make test       everything CI runs, the pipeline test with the programs of kube-bins too
 #   make kube-bins  build kube-apiserver, kubectl and external-dns into bin/kube/ (test/kubernetes)
 #   make helm       build helm into bin/helm/ (test/helm), for the chart's tests
+#   make chart-files  copy monitoring/ rules and dashboard into the chart
 #   make acme-bins  build Pebble and acmeclient into bin/acme/ (test/acme)
 #   make etcd-bins  build etcd's servers 3.5 and 3.6 into bin/etcd/ (test/etcd), for the etcd release tests
 #   make image      build the container image for the host (docker, else buildah);
@@ -12,7 +13,12 @@
 #   make bin/linux_arm64/coredns  ./coredns cross-compiled for a platform (linux_arm_v7: linux/arm/v7)
 
 GO       ?= go
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# VERSION is globaladdr's version, which `coredns -version` and the image's
+# tag show: the git tag (v0.1.0, or v0.1.0-3-gabc1234 three commits after
+# it, -dirty with uncommitted changes); without a tag, the VERSION file's
+# release with the commit (0.1.0-dev-gabc1234).
+VERSION  ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || \
+	echo "$$(cat VERSION)-dev$$(git rev-parse --short HEAD 2>/dev/null | sed 's/^/-g/')")
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BINARY   := coredns
 IMAGE    ?= coredns-globaladdr
@@ -26,7 +32,7 @@ TEST_PLATFORMS := linux/amd64,linux/arm64,linux/arm/v7
 
 export CGO_ENABLED := 0
 
-.PHONY: all build generate demo test externaldns kube-bins helm acme-bins etcd-bins lint image bench fuzz soak clean
+.PHONY: chart-files all build generate demo test externaldns kube-bins helm acme-bins etcd-bins lint image bench fuzz soak clean
 
 all: build
 
@@ -61,6 +67,12 @@ platform_bins = $(foreach p,$(call platforms,$(1)),$(call platform_bin,$(p)))
 
 generate:
 	$(GO) generate ./...
+
+# chart-files copies monitoring/'s rules and dashboard into the chart (helm
+# warns on links out of a chart); test/chart_files_test.go checks they agree.
+CHART_FILES := globaladdr-rules.yaml globaladdr-dashboard.json
+chart-files:
+	for f in $(CHART_FILES); do cp monitoring/$$f charts/globaladdr/files/$$f; done
 
 # demo builds ./coredns and the demo in one go build, so that the packages
 # they share compile once (with the same flags) and the rest of both in

@@ -3,6 +3,9 @@
 package main
 
 import (
+	_ "embed"
+	"strings"
+
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/coremain"
 
@@ -10,10 +13,20 @@ import (
 )
 
 // version is globaladdr's version, set at build time with
-// -ldflags "-X main.version=...".
-var version = "dev"
+// -ldflags "-X main.version=..." (make sets it from the git tag, see the
+// Makefile). A build without it, such as go build or go install, shows the
+// VERSION file's release, marked -dev.
+var version string
+
+// release is the VERSION file: the release this tree is, or leads to.
+//
+//go:embed VERSION
+var release string
 
 func main() {
+	if version == "" {
+		version = strings.TrimSpace(release) + "-dev"
+	}
 	caddy.AppVersion = coremain.CoreVersion + " globaladdr-" + version
 	coremain.Run()
 }

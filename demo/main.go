@@ -58,7 +58,8 @@ func run(binary string) error {
 	}
 
 	corefile := filepath.Join(dir, "Corefile")
-	if err := os.WriteFile(corefile, []byte(demoCorefile(etcd.Endpoint())), 0o644); err != nil {
+	corefileText := demoCorefile(etcd.Endpoint())
+	if err := os.WriteFile(corefile, []byte(corefileText), 0o644); err != nil {
 		return err
 	}
 	dns, err := startCoreDNS(binary, corefile)
@@ -74,7 +75,7 @@ func run(binary string) error {
 			return err
 		}
 	}
-	printTryIt(etcd.Endpoint())
+	printTryIt(etcd.Endpoint(), corefileText)
 
 	// Ctrl-C in a terminal signals CoreDNS too: it may exit first, cleanly.
 	select {

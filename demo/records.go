@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
@@ -34,17 +35,47 @@ var tryIt = []struct{ query, internal, external string }{
 	{"example.org A", "REFUSED", "REFUSED (no open resolver)"},
 }
 
-// printTryIt prints how to query both views.
-func printTryIt(endpoint string) {
+// tryWrite is the record the demo asks to write, as external-dns writes an
+// Ingress's (a JSON value under the name's path, with a random last label),
+// and what each view then answers for its name.
+var tryWrite = struct{ key, value, name, internal, external string }{
+	key:      "/skydns/com/example/new/1a2b3c4d",
+	value:    `{"host":"192.168.0.99","targetstrip":1}`,
+	name:     "new.example.com",
+	internal: "192.168.0.99",
+	external: "203.0.113.10",
+}
+
+// printTryIt prints the demo's Corefile, the queries to try on both views,
+// and a record to write with etcdctl, with what both views then answer.
+func printTryIt(endpoint, corefile string) {
 	fmt.Printf(`
 globaladdr demo is running: one etcd tree (%s, prefix /skydns), two views.
   internal view: 127.0.0.1:1053    external view: 127.0.0.1:1054 (global 203.0.113.10 and 2001:db8::10, TTL 900)
 
+Its Corefile:
+
+%s
 Try:
-`, endpoint)
+`, endpoint, indent(corefile))
 	for _, t := range tryIt {
 		fmt.Printf("  dig @127.0.0.1 -p 1053 %-24s # internal: %s\n", t.query, t.internal)
 		fmt.Printf("  dig @127.0.0.1 -p 1054 %-24s # external: %s\n", t.query, t.external)
 	}
+	w := tryWrite
+	fmt.Printf(`
+Write a record as external-dns does (etcdctl: Debian package etcd-client), and both views answer it at once:
+
+  etcdctl --endpoints %s put %s '%s'
+  dig +short @127.0.0.1 -p 1053 %s   # %s (internal view: as written)
+  dig +short @127.0.0.1 -p 1054 %s   # %s (external view: the global address)
+
+Delete it (etcdctl --endpoints %s del %s) and both answer NXDOMAIN.
+`, endpoint, w.key, w.value, w.name, w.internal, w.name, w.external, endpoint, w.key)
 	fmt.Println("\nPress Ctrl-C to stop.")
+}
+
+// indent returns text with each line indented by two spaces.
+func indent(text string) string {
+	return "  " + strings.ReplaceAll(strings.TrimSuffix(text, "\n"), "\n", "\n  ") + "\n"
 }

@@ -81,10 +81,10 @@ func chartValuesFiles(t *testing.T) []string {
 	return files
 }
 
-// TestHelmLint runs `helm lint --strict` on the chart with its default
-// values and with each values file of ci/: warnings fail too.
+// TestHelmLint runs `helm lint --strict` on the chart with each values file
+// of ci/: warnings fail too. (The default values lack what only the user
+// knows: TestHelmBare.)
 func TestHelmLint(t *testing.T) {
-	runHelm(t, "lint", "--strict", chartDir)
 	for _, f := range chartValuesFiles(t) {
 		runHelm(t, "lint", "--strict", chartDir, "--values", f)
 	}
@@ -102,7 +102,12 @@ func TestHelmRefuses(t *testing.T) {
 	}{
 		{[]string{"views=clients", "service.externalTrafficPolicy=Cluster"}, "service.externalTrafficPolicy must be Local"},
 		{[]string{"views=hidden-primary", "hiddenPrimary.secondaries={192.0.2.53:53}"}, "tsig.secretName names the Secret"},
-		{[]string{"globaladdr.from.etcdKey=/globaladdr/example.com"}, "addresses or from sources, not both"},
+		{[]string{"globaladdr.addresses={203.0.113.10}", "globaladdr.from.etcdKey=/globaladdr/example.com"}, "addresses or from sources, not both"},
+		{[]string{"views=hidden-primary", "tsig.secretName=tsig"}, "/hiddenPrimary/secondaries"},
+		{[]string{"globaladdr.addresses=null"}, "globaladdr.addresses: the global address"},
+		{[]string{"globaladdr.addresses={}", "globaladdr.from.etcdKey="}, "globaladdr.addresses: the global address"},
+		{[]string{"zone.ns={}"}, "zone.ns: the zone's name servers"},
+		{[]string{"etcd.endpoints={}"}, "etcd.endpoints: the etcd external-dns writes to"},
 		{[]string{"globaladdr.adresses={203.0.113.10}"}, "additional properties 'adresses' not allowed"},
 		{[]string{"cache=0"}, "/cache"},
 		{[]string{"views=ports", "lan.upstream={}"}, "/lan/upstream"},
@@ -110,12 +115,48 @@ func TestHelmRefuses(t *testing.T) {
 		{[]string{"etcd.tls.secretName=etcd-client-tls"}, "http://etcd:2379 is not https://"},
 		{[]string{"etcd.credentials.secretName=etcd-credentials", "etcd.endpoints={https://etcd-0:2379,http://etcd-1:2379}"}, "http://etcd-1:2379 is not https://"},
 	} {
-		args := []string{"template", helmRelease, chartDir}
+		args := []string{"template", helmRelease, chartDir, "--values", filepath.Join(chartDir, "ci", "external-values.yaml")}
 		for _, s := range tc.set {
 			args = append(args, "--set", s)
 		}
 		if _, stderr, err := tryHelm(t, args...); err == nil || !strings.Contains(stderr, tc.want) {
 			t.Errorf("helm template --set %q: %v, want an error saying %q:\n%s", tc.set, err, tc.want, stderr)
+		}
+	}
+}
+
+// TestHelmBare renders the chart with no values: it must refuse, naming each
+// value only the user knows (the domain, the global address or its source,
+// etcd's endpoints, the name servers) and how to set it, instead of a
+// plausible deployment of placeholders.
+func TestHelmBare(t *testing.T) {
+	_, stderr, err := tryHelm(t, "template", helmRelease, chartDir)
+	if err == nil {
+		t.Fatal("a bare install rendered")
+	}
+	for _, want := range []string{"set these values:", "domain:", "globaladdr.addresses:", "globaladdr.from.etcdKey", "etcd.endpoints:", "zone.ns:", "--set domain="} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the refusal of a bare install lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// TestHelmFrom renders the chart with a from source and no addresses, as a
+// user sets it: globaladdr.addresses needs no resetting.
+func TestHelmFrom(t *testing.T) {
+	out := runHelm(t, "template", helmRelease, chartDir, "--set", "domain=example.com", "--set", "etcd.endpoints={http://etcd:2379}",
+		"--set", "zone.ns={ns1.example.net}", "--set", "globaladdr.from.etcdKey=/globaladdr/example.com")
+	if !strings.Contains(out, "from etcd /globaladdr/example.com") {
+		t.Errorf("the Corefile lacks the source:\n%s", out)
+	}
+}
+
+// TestHelmNoWarnings renders the chart and wants nothing on standard error:
+// no warning about links out of the chart, or anything else.
+func TestHelmNoWarnings(t *testing.T) {
+	for _, f := range chartValuesFiles(t) {
+		if _, stderr, err := tryHelm(t, "template", helmRelease, chartDir, "--values", f); err != nil || stderr != "" {
+			t.Errorf("helm template --values %s: %v, warnings:\n%s", f, err, stderr)
 		}
 	}
 }

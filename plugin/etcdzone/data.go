@@ -2,6 +2,7 @@ package etcdzone
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/coredns/coredns/plugin/file"
 
@@ -123,6 +124,23 @@ func (d *data) rebuild(owner string) {
 		d.zone.Tree.Insert(rr)
 	}
 	d.count += len(shown)
+}
+
+// withheldAt returns the records of type qtype (any type for ANY) at owner
+// that withholds left out of the tree.
+func (d *data) withheldAt(owner string, qtype uint16) []dns.RR {
+	if d.withholds == nil {
+		return nil
+	}
+	var out []dns.RR
+	for _, s := range d.owners[strings.ToLower(owner)] {
+		for _, rr := range s.rrs {
+			if (qtype == dns.TypeANY || rr.Header().Rrtype == qtype) && d.withholds(rr) {
+				out = append(out, rr)
+			}
+		}
+	}
+	return out
 }
 
 // rejudge asks withholds again about every record: whether the view shows

@@ -94,6 +94,10 @@ type view interface {
 	// that it leaves their hidden names to be answered from them; undo
 	// ends it.
 	Withhold(zones []string) (undo func())
+	// Withheld tells the view the records of a question's name and type
+	// that the zone left out of its answer, so that the view counts them
+	// as it counts what it drops from answers.
+	Withheld(ctx context.Context, rrs []dns.RR)
 }
 
 // Name implements plugin.Handler.
@@ -165,8 +169,15 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 	state := request.Request{W: w, Req: r}
 	x.mu.RLock()
 	m := x.answer(ctx, state, z)
+	var withheld []dns.RR
+	if x.view != nil && z.data != nil {
+		withheld = z.data.withheldAt(state.Name(), state.QType())
+	}
 	x.mu.RUnlock()
 	w.WriteMsg(m)
+	if len(withheld) > 0 {
+		x.view.Withheld(ctx, withheld)
+	}
 	return dns.RcodeSuccess, nil
 }
 

@@ -554,10 +554,11 @@ func TestWatchGoesOnFromTheLoad(t *testing.T) {
 // revisionView is a view whose global addresses were written at rev.
 type revisionView struct{ rev int64 }
 
-func (v revisionView) Withholds(dns.RR) bool           { return false }
-func (v revisionView) Subscribe(func()) func()         { return func() {} }
-func (v revisionView) Revision() int64                 { return v.rev }
-func (v revisionView) Withhold([]string) (undo func()) { return func() {} }
+func (v revisionView) Withholds(dns.RR) bool              { return false }
+func (v revisionView) Subscribe(func()) func()            { return func() {} }
+func (v revisionView) Revision() int64                    { return v.rev }
+func (v revisionView) Withhold([]string) (undo func())    { return func() {} }
+func (v revisionView) Withheld(context.Context, []dns.RR) {}
 
 // TestRejudgeMovesSerial changes the view's global addresses, written at a
 // revision before the zone's last change: the serial moves all the same, so

@@ -54,6 +54,8 @@ func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.
 		if !g.withholds(r.Question[0].Name) {
 			return g.hiddenName(ctx, w, r)
 		}
+		// The zone below answers it, as a name it does not hold.
+		(&tally{hidden: 1}).report(ctx)
 		rw.asked = r.Question[0].Name
 	}
 	rcode, err := plugin.NextOrFailure(g.Name(), g.Next, ctx, rw, r)

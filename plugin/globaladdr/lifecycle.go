@@ -20,6 +20,9 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	if g.sources == nil {
 		return nil
 	}
+	if cfg.Handler("transfer") != nil {
+		log.Warning(dynamicPrimary)
+	}
 	return g.sources.Start(servers, etcdPluginClient(cfg), func(v source.Value) {
 		addrs := newGlobals(v.Addrs)
 		// The addresses first: whoever reads the new revision finds them.
@@ -28,6 +31,13 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 		setAddressCount(servers, addrs)
 	})
 }
+
+// dynamicPrimary is the warning for a block that transfers its zones (a
+// hidden primary, whose address the secondaries keep) while its global
+// address comes from a from source, which exists because it changes.
+const dynamicPrimary = "the global address comes from a from source, and this block transfers its zones: " +
+	"if it is a hidden primary, its secondaries keep fetching from its old address and refuse NOTIFY from a new one; " +
+	"give it an address they can keep (static, a tunnel, a stable IPv6 address) or let the external view answer directly"
 
 // Revision returns the etcd revision at which the global addresses in use
 // were written (source.Value.Revision): 0 when they come from the Corefile

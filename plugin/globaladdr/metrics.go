@@ -24,14 +24,14 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "dropped_total",
-		Help:      "Counter of what external answers lost: internal addresses without a global address of their family (A, AAAA, and SVCB and HTTPS hint addresses), records with an internal address in their data (AMTRELAY, IPSECKEY, L32, L64, APL, ...), and ownership records (TXT).",
+		Help:      "Counter of what external answers lost: internal addresses without a global address of their family (A, AAAA, and SVCB and HTTPS hint addresses), records with an internal address in their data (AMTRELAY, IPSECKEY, L32, L64, APL, ...), and ownership records (TXT); below etcdzone, the records of the question's name and type its zone left out.",
 	}, []string{"server", "type"})
 
 	hiddenCount = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "hidden_total",
-		Help:      "Counter of hidden names answered NXDOMAIN and of records removed because they name a hidden name.",
+		Help:      "Counter of queries for hidden names and of records removed (or, below etcdzone, left out of its zone's answer) because they name a hidden name.",
 	}, []string{"server"})
 
 	addressCount = promauto.NewGaugeVec(prometheus.GaugeOpts{

@@ -1,6 +1,8 @@
 package globaladdr
 
 import (
+	"context"
+
 	"github.com/coredns/coredns/plugin"
 
 	"github.com/miekg/dns"
@@ -52,4 +54,24 @@ func (g *GlobalAddr) Withhold(zones []string) (undo func()) {
 func (g *GlobalAddr) withholds(name string) bool {
 	zones := g.withheld.Load()
 	return zones != nil && plugin.Zones(*zones).Matches(name) != ""
+}
+
+// Withheld counts rrs, records of a question's name and type that the plugin
+// below left out of its answer because Withholds names them, as the rewrite
+// counts what it drops from an answer: a hidden name's records, ownership
+// records, internal addresses without a global address of their family.
+func (g *GlobalAddr) Withheld(ctx context.Context, rrs []dns.RR) {
+	var t tally
+	for _, rr := range rrs {
+		switch g.policy.judge(rr) {
+		case dropHidden:
+			t.hidden++
+		case dropRegistry:
+			t.droppedTXT++
+		case keep, rewriteHints:
+		default:
+			t.dropped(rr.Header().Rrtype, 1)
+		}
+	}
+	t.report(ctx)
 }

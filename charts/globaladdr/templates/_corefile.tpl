@@ -6,6 +6,7 @@ The blocks' lines are the examples', in their order; the optional
 properties come in only where their values are set.
 */}}
 {{- define "globaladdr.corefile" -}}
+{{- include "globaladdr.validate" . -}}
 {{- $p := .Values.containerPorts -}}
 {{- if eq .Values.views "external" -}}
 {{ include "globaladdr.externalBlock" (dict "ctx" . "port" $p.dns "alone" true) }}
@@ -115,7 +116,7 @@ cache.
 {{- end }}
 {{ include "globaladdr.globaladdr" .ctx }}
     etcdzone {
-        ns {{ join " " (required "zone.ns lists the zone's name servers" $v.zone.ns) }}
+        ns {{ join " " (compact (default (list) $v.zone.ns)) }}
 {{- range $field, $value := $v.zone.soa }}
         {{ $field }} {{ $value }}
 {{- end }}
@@ -126,7 +127,7 @@ cache.
     }
 {{- if .primary }}
     transfer {
-        to {{ join " " (required "hiddenPrimary.secondaries lists the secondaries" $v.hiddenPrimary.secondaries) }}
+        to {{ join " " (compact (default (list) $v.hiddenPrimary.secondaries)) }}
     }
 {{- end }}
 {{- include "globaladdr.etcd" .ctx }}
@@ -136,17 +137,14 @@ cache.
 {{/* The globaladdr directive of the external view. */}}
 {{- define "globaladdr.globaladdr" -}}
 {{- with .Values.globaladdr -}}
-{{- if and (not .addresses) (not .from.file.configMap) (not .from.etcdKey) (not .map) -}}
-{{- fail "globaladdr needs addresses, a from source (from.file.configMap, from.etcdKey) or map" -}}
-{{- end -}}
-{{- if and .addresses (or .from.file.configMap .from.etcdKey) -}}
-{{- fail "globaladdr takes addresses or from sources, not both" -}}
+{{- if and (compact (default (list) .addresses)) (or .from.file.configMap .from.etcdKey) -}}
+{{- fail "globaladdr takes addresses or from sources, not both: leave globaladdr.addresses empty ([], its default) with a from source" -}}
 {{- end -}}
 {{- $props := list -}}
 {{- with .from.file.configMap }}{{ $props = append $props (printf "from file /etc/globaladdr/%s" $.Values.globaladdr.from.file.key) }}{{ end -}}
 {{- with .from.etcdKey }}{{ $props = append $props (printf "from etcd %s" .) }}
 {{- with $.Values.etcd }}
-{{- $props = append $props (printf "endpoint %s" (join " " .endpoints)) }}
+{{- $props = append $props (printf "endpoint %s" (join " " (compact (default (list) .endpoints)))) }}
 {{- if .credentials.secretName }}{{ $props = append $props "credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}" }}{{ end }}
 {{- if .tls.secretName }}{{ $props = append $props "tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt" }}{{ end }}
 {{- end }}
@@ -155,7 +153,7 @@ cache.
 {{- with .internal }}{{ $props = append $props (printf "internal %s" (join " " .)) }}{{ end -}}
 {{- range .map }}{{ $props = append $props (printf "map %s %s" .from .to) }}{{ end -}}
 {{- with .hide }}{{ $props = append $props (printf "hide %s" (join " " .)) }}{{ end -}}
-{{ printf "    globaladdr %s" (join " " .addresses) | trimSuffix " " }}
+{{ printf "    globaladdr %s" (join " " (compact (default (list) .addresses))) | trimSuffix " " }}
 {{- if $props }} {
 {{- range $props }}
         {{ . }}
@@ -183,13 +181,13 @@ client certificate not at all).
 {{- define "globaladdr.etcdConnection" -}}
 {{- with .Values.etcd }}
 {{- if or .tls.secretName .credentials.secretName }}
-{{- range .endpoints }}
+{{- range compact (default (list) .endpoints) }}
 {{- if not (hasPrefix "https://" .) }}
 {{- fail (printf "etcd.endpoints: %s is not https://: etcd.tls and etcd.credentials need https:// endpoints (the password would go out in clear)" .) }}
 {{- end }}
 {{- end }}
 {{- end }}
-        endpoint {{ join " " .endpoints }}
+        endpoint {{ join " " (compact (default (list) .endpoints)) }}
 {{- if .credentials.secretName }}
         credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}
 {{- end }}
@@ -197,4 +195,23 @@ client certificate not at all).
         tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/*
+What CoreDNS would refuse at start, refused at render time: the values
+without a default, all named at once, with what each is.
+*/}}
+{{- define "globaladdr.validate" -}}
+{{- $v := .Values -}}
+{{- $missing := list -}}
+{{- if not $v.domain }}{{ $missing = append $missing "domain: the zone external-dns writes (--set domain=example.com)" }}{{ end -}}
+{{- with $v.globaladdr }}
+{{- if and (not (compact (default (list) .addresses))) (not .from.file.configMap) (not .from.etcdKey) (not .map) }}{{ $missing = append $missing "globaladdr.addresses: the global address (--set globaladdr.addresses='{203.0.113.10}'), or a source: globaladdr.from.etcdKey, globaladdr.from.file.configMap (or globaladdr.map for every address)" }}{{ end -}}
+{{- end }}
+{{- if not (compact (default (list) $v.etcd.endpoints)) }}{{ $missing = append $missing "etcd.endpoints: the etcd external-dns writes to (--set etcd.endpoints='{http://etcd:2379}')" }}{{ end -}}
+{{- if not (compact (default (list) $v.zone.ns)) }}{{ $missing = append $missing "zone.ns: the zone's name servers, as at the registrar (--set zone.ns='{ns1.example.com,ns2.example.net}')" }}{{ end -}}
+{{- if and (eq $v.views "hidden-primary") (not (compact (default (list) $v.hiddenPrimary.secondaries))) }}{{ $missing = append $missing "hiddenPrimary.secondaries: the secondaries' IP:port, which transfer and are notified (--set hiddenPrimary.secondaries='{198.51.100.53:53}')" }}{{ end -}}
+{{- if $missing }}
+{{- fail (printf "set these values:\n  - %s" (join "\n  - " $missing)) }}
+{{- end -}}
 {{- end -}}

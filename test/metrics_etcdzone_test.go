@@ -1,0 +1,62 @@
+package test
+
+import (
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// TestMetricsWithEtcdzone checks globaladdr's counters in the recommended
+// setup, the external view answered by etcdzone, whose zone holds none of
+// what the view withholds: a query for a hidden name counts as one, and the
+// records the zone left out of an answer count as the rewrite counts what it
+// drops: the hidden name's record, an ownership record, an internal AAAA
+// record without a global IPv6 address.
+func TestMetricsWithEtcdzone(t *testing.T) {
+	etcd := startEtcd(t)
+	putRecords(t, etcd,
+		a("app.example.com", "192.168.0.51"),
+		aaaa("app.example.com", "fd00::51"),
+		a("secret.example.com", "192.168.0.70"),
+	)
+	c := startCoreDNS(t, `example.com:{port:external} {
+	prometheus 127.0.0.1:{httpport:metrics}
+	globaladdr 203.0.113.10 {
+		hide secret.example.com
+	}
+	etcdzone {
+		ns ns1.example.net
+	}
+	etcd example.com {
+		endpoint `+etcd.Endpoint()+`
+	}
+}`)
+	waitServing(t, c.Addr("external"))
+	before := scrape(t, "http://"+c.Addr("metrics")+"/metrics")
+	for _, q := range []struct {
+		name  string
+		qtype uint16
+	}{
+		{"secret.example.com.", dns.TypeA},
+		{"a-app.example.com.", dns.TypeTXT},
+		{"app.example.com.", dns.TypeAAAA},
+		{"app.example.com.", dns.TypeA},
+	} {
+		query(t, "udp", c.Addr("external"), q.name, q.qtype)
+	}
+	after := scrape(t, "http://"+c.Addr("metrics")+"/metrics")
+	port := c.Port("external")
+	for _, tc := range []struct {
+		metric, typ string
+		want        float64
+	}{
+		{"hidden_total", "", 2}, // the query, and the hidden name's record
+		{"dropped_total", "TXT", 1},
+		{"dropped_total", "AAAA", 1},
+		{"rewritten_total", "A", 1},
+	} {
+		if got := counted(before, after, "coredns_globaladdr_"+tc.metric, port, tc.typ); got != tc.want {
+			t.Errorf("%s, type %q: %v, want %v", tc.metric, tc.typ, got, tc.want)
+		}
+	}
+}

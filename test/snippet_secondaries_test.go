@@ -1,0 +1,136 @@
+package test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/globaladdr/globaladdr/internal/prereq"
+)
+
+// The addresses of README.md's hidden primary: the primary's, which the
+// secondaries know, and the secondary's, one of the primary's `to`.
+const (
+	readmePrimary   = "203.0.113.10"
+	readmeSecondary = "198.51.100.53"
+)
+
+// secondaryBases are the settings a secondary's host has before the README's
+// snippet is added: where its files go and the address it listens on. Each
+// includes the snippet, written to the file the README names.
+var secondaryBases = []struct {
+	name, marker, program, pkg, snippetFile, conf, run string
+}{
+	{"BIND", "type secondary;", "named", "bind9", "named.conf.local", `options {
+	directory "$D";
+	pid-file "$D/named.pid";
+	session-keyfile none;
+	listen-on { ` + readmeSecondary + `; };
+	listen-on-v6 { none; };
+	recursion no;
+	dnssec-validation no;
+};
+controls { };
+include "$D/named.conf.local";
+`, `named -g -c "$D/named.conf"`},
+	{"NSD", "request-xfr:", "nsd", "nsd", "example.com.conf", `server:
+	ip-address: ` + readmeSecondary + `
+	server-count: 1
+	username: ""
+	chroot: ""
+	zonesdir: "$D"
+	database: ""
+	pidfile: "$D/nsd.pid"
+	xfrdfile: "$D/xfrd.state"
+	xfrdir: "$D"
+	zonelistfile: "$D/zone.list"
+	verbosity: 2
+remote-control:
+	control-enable: no
+include: "$D/example.com.conf"
+`, `nsd -d -c "$D/nsd.conf"`},
+	{"Knot", "master: primary", "knotd", "knot", "knot-example.com.conf", `server:
+    rundir: "$D"
+    listen: ` + readmeSecondary + `@53
+database:
+    storage: "$D"
+log:
+  - target: stderr
+    any: info
+include: "$D/knot-example.com.conf"
+`, `knotd -c "$D/knotd.conf"`},
+}
+
+// TestREADMESecondaries runs BIND 9, NSD and Knot as secondaries of the
+// hidden primary of README.md, each with the README's snippet for it as
+// shown, on a network of the test's: the primary's host has an address of
+// its own (its default source toward the secondary) beside the one the
+// secondaries know, as a home server with several addresses has. Each
+// secondary must transfer the zone, follow a change through the primary's
+// NOTIFY (its refresh timer is an hour), and refuse a stranger's AXFR.
+func TestREADMESecondaries(t *testing.T) {
+	coredns := snippetPrereqs(t)
+	var corefile string
+	snippets := map[string]string{}
+	for _, s := range readSnippets(t, "../README.md") {
+		if s.Section != "Hidden primary" {
+			continue
+		}
+		if s.Lang == "corefile" && s.NotTested == "" {
+			corefile = s.Text
+		}
+		for _, b := range secondaryBases {
+			if s.Lang == "txt" && strings.Contains(s.Text, b.marker) {
+				snippets[b.name] = s.Text
+			}
+		}
+	}
+	if corefile == "" {
+		t.Fatal("README.md's Hidden primary shows no tested Corefile")
+	}
+	for _, b := range secondaryBases {
+		t.Run(b.name, func(t *testing.T) {
+			prereq.Program(t, b.program, b.pkg)
+			snippet, ok := snippets[b.name]
+			if !ok {
+				t.Fatalf("README.md's Hidden primary shows no %s snippet (a txt fence holding %q)", b.name, b.marker)
+			}
+			lab := newSnippetLab(t, coredns, corefile)
+			lab.script.WriteString(secondaryNetwork)
+			lab.run("README.md: an Ingress", "etcdctl put /skydns/com/example/app/1a2b3c4d '{\"host\":\"192.168.0.51\",\"targetstrip\":1}'\n")
+			lab.startCoreDNS()
+			fmt.Fprintf(&lab.script, "D=\"$LAB/%s\"; mkdir -p \"$D\"\n", strings.ToLower(b.name))
+			fmt.Fprintf(&lab.script, "cat >\"$D/%s\" <<'SNIPPET'\n%sSNIPPET\n", b.snippetFile, snippet)
+			fmt.Fprintf(&lab.script, "cat >\"$D/%s.conf\" <<SNIPPET\n%sSNIPPET\n", b.program, strings.TrimPrefix(b.conf, "\n"))
+			fmt.Fprintf(&lab.script, "ip netns exec sec %s >\"$LAB/%s.log\" 2>&1 &\n", b.run, b.name)
+			lab.script.WriteString(secondaryChecks)
+			lab.exec(t, "")
+		})
+	}
+}
+
+// secondaryNetwork gives the lab a second network namespace, sec, for the
+// secondary, joined to the primary's by a veth pair on 198.51.100.0/24, in
+// which the primary's host has 198.51.100.1: its default source address
+// toward the secondary, not the one the secondary knows.
+const secondaryNetwork = `mkdir -p /run/netns && mount -t tmpfs lab /run/netns
+ip netns add sec
+ip link add v0 type veth peer name v1 netns sec
+ip addr add 198.51.100.1/24 dev v0
+ip link set v0 up
+ip -n sec link set lo up
+ip -n sec addr add ` + readmeSecondary + `/24 dev v1
+ip -n sec link set v1 up
+ip -n sec route add ` + readmePrimary + `/32 via 198.51.100.1
+`
+
+// secondaryChecks asks the secondary: the zone transferred, a change
+// followed through NOTIFY, a stranger's AXFR refused.
+const secondaryChecks = `__wait secondary __answers ` + readmeSecondary + ` 53 .
+__expect ` + readmePrimary + ` dig +short +time=1 +tries=1 @` + readmeSecondary + ` app.example.com
+etcdctl put /skydns/com/example/new/5e6f7a8b '{"host":"192.168.0.60","targetstrip":1}' >/dev/null
+__expect ` + readmePrimary + ` dig +short +time=1 +tries=1 @` + readmeSecondary + ` new.example.com
+if dig +time=2 +tries=1 @` + readmeSecondary + ` example.com AXFR | grep -q 'IN[[:space:]]*SOA'; then
+	echo "lab: the secondary transferred its copy to a stranger" >&2; exit 1
+fi
+`
