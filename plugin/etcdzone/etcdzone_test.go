@@ -514,3 +514,25 @@ func TestInnerZone(t *testing.T) {
 		}
 	}
 }
+
+// TestZoneSet tells the zones a name lies in, by the names above it.
+func TestZoneSet(t *testing.T) {
+	if got, want := above("App.Example.COM"), []string{"example.com.", "com.", "."}; !slices.Equal(got, want) {
+		t.Errorf("above: %v, want %v", got, want)
+	}
+	if got := above("."); got != nil {
+		t.Errorf("above the root: %v", got)
+	}
+	s := newZoneSet([]string{"Example.com.", "in.lab.example.net."})
+	for name, want := range map[string]bool{
+		"example.com.": true, "a.b.EXAMPLE.com": true, "com.": false, "xexample.com.": false,
+		"in.lab.example.net.": true, "x.in.lab.example.net.": true, "lab.example.net.": false, ".": false,
+	} {
+		if got := s.holds(name); got != want {
+			t.Errorf("holds(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if !newZoneSet([]string{"."}).holds("example.com.") {
+		t.Error("the root holds no name")
+	}
+}

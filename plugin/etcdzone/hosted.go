@@ -1,6 +1,7 @@
 package etcdzone
 
 import (
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -158,4 +159,40 @@ func inZone(name, zone string) bool {
 		return false
 	}
 	return n == l || name[n-l-1] == '.'
+}
+
+// zoneSet is a set of zone names, in lower case. It finds the zones of a
+// name by walking up the name's labels: as many lookups as the name has
+// labels, however many zones the set holds.
+type zoneSet map[string]bool
+
+// newZoneSet returns the set of names.
+func newZoneSet(names []string) zoneSet {
+	s := make(zoneSet, len(names))
+	for _, name := range names {
+		s[strings.ToLower(dns.Fqdn(name))] = true
+	}
+	return s
+}
+
+// holds reports whether name is one of s's zones or lies below one.
+func (s zoneSet) holds(name string) bool {
+	if s[strings.ToLower(dns.Fqdn(name))] {
+		return true
+	}
+	return slices.ContainsFunc(above(name), func(up string) bool { return s[up] })
+}
+
+// above returns the names above name, fully qualified and in lower case:
+// its parent first, the root last; none for the root.
+func above(name string) []string {
+	name = strings.ToLower(dns.Fqdn(name))
+	if name == "." {
+		return nil
+	}
+	var up []string
+	for i, end := dns.NextLabel(name, 0); !end; i, end = dns.NextLabel(name, i) {
+		up = append(up, name[i:])
+	}
+	return append(up, ".")
 }

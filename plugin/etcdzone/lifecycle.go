@@ -99,12 +99,14 @@ func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 	if len(names) == 0 {
 		names = x.etcd.Zones
 	}
+	etcdZones := newZoneSet(x.etcd.Zones)
 	var zones []*hosted
+	byName := make(map[string]*hosted, len(names))
 	for _, name := range names {
-		if plugin.Zones(x.etcd.Zones).Matches(name) == "" {
+		if !etcdZones.holds(name) {
 			return nil, x.errorf(x.where, "zone %s is not one of the etcd plugin's zones %v", name, x.etcd.Zones)
 		}
-		zones = append(zones, &hosted{
+		z := &hosted{
 			name:        name,
 			keys:        etcdtree.Keys{Key: msg.Path(name, x.etcd.PathPrefix)},
 			server:      server,
@@ -113,11 +115,15 @@ func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 			config:      &zone.Zone{Name: name, Apex: &x.apex, Upstream: chaser{x}},
 			serialMoved: make(chan struct{}, 1),
 			rejudge:     make(chan struct{}, 1),
-		})
+		}
+		zones = append(zones, z)
+		byName[strings.ToLower(name)] = z
 	}
-	for _, z := range zones {
-		for _, inner := range zones {
-			if inner != z && inZone(inner.name, z.name) {
+	// A zone's inner zones are those below it: each zone is found in the
+	// zones above its name, one lookup per label, not in every other zone.
+	for _, inner := range zones {
+		for _, up := range above(inner.name) {
+			if z := byName[up]; z != nil {
 				z.keys.Inner = append(z.keys.Inner, inner.keys.Key)
 			}
 		}

@@ -33,12 +33,14 @@ const (
 	// catchUpWait bounds how long a load waits for that: an etcd (or a
 	// proxy) that never reports progress must not keep the zone away.
 	catchUpWait = 5 * time.Second
-	// flushGap is the least time between two builds of the zone from
-	// the changes of watch responses, or four times the last build's
-	// when that is longer: a change after a quiet spell is published at
-	// once, those of a flood of writes together, a few times a second,
-	// however large the zone.
-	flushGap = 20 * time.Millisecond
+	// buildShare paces the builds of the zone from the changes of watch
+	// responses: after a build that took d, the next waits until d times
+	// buildShare has passed since its start, so that builds take at most
+	// 1/buildShare of the time. A change is published at once unless a
+	// build just ran (external-dns's second key of a host comes within a
+	// millisecond of its first, and a small zone's build takes less); the
+	// changes of a flood of writes are taken together while they wait.
+	buildShare = 5
 )
 
 var log = clog.NewWithPlugin("etcdzone")
@@ -146,7 +148,7 @@ type watch struct {
 	// flush, at revisions up to rev; nil when there are none.
 	dirty map[string]bool
 	rev   int64
-	// next flush may come at ready.
+	// next flush may come at ready (see buildShare).
 	ready time.Time
 }
 
@@ -283,7 +285,7 @@ func (w *watch) changed(rev int64, events []*clientv3.Event) {
 }
 
 // flush publishes the changes taken since the last flush, if any, and sets
-// when the next may come (see flushGap).
+// when the next may come (see buildShare).
 func (w *watch) flush() {
 	if w.dirty == nil {
 		return
@@ -291,7 +293,7 @@ func (w *watch) flush() {
 	start := time.Now()
 	w.t.f.Changed(w.dirty, w.rev)
 	w.dirty, w.rev = nil, 0
-	w.ready = time.Now().Add(max(flushGap, 4*time.Since(start)))
+	w.ready = start.Add(buildShare * time.Since(start))
 }
 
 // read returns the records of the zone's keys that events put or deleted

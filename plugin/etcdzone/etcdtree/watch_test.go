@@ -135,3 +135,34 @@ func TestWatchGoesOnFromTheLoad(t *testing.T) {
 		t.Errorf("the watch asked for compacted revisions:\n%s", logs.String())
 	}
 }
+
+// slowRecorder is a recorder whose builds take a while.
+type slowRecorder struct{ recorder }
+
+func (r *slowRecorder) Changed(changed map[string]bool, rev int64) {
+	time.Sleep(2 * time.Millisecond)
+	r.recorder.Changed(changed, rev)
+}
+
+// TestFlushPacing publishes a change, then has the next wait only after a
+// build that took long (a large zone's, in a flood of writes), for no more
+// than buildShare times the build's time.
+func TestFlushPacing(t *testing.T) {
+	w := &watch{t: &tree{f: &recorder{}}}
+	if !time.Now().After(w.ready) {
+		t.Fatal("the first change waits")
+	}
+	slow := &watch{t: &tree{f: &slowRecorder{}}}
+	for _, w := range []*watch{w, slow} {
+		w.dirty = map[string]bool{"app.example.com.": true}
+		start := time.Now()
+		w.flush()
+		took := time.Since(start)
+		if wait := time.Until(w.ready); wait > buildShare*took {
+			t.Errorf("the next change waits %s after a build of %s", wait, took)
+		}
+	}
+	if wait := time.Until(slow.ready); wait <= 0 {
+		t.Error("a change right after a slow build is not held back")
+	}
+}
