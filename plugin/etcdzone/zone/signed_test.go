@@ -28,8 +28,8 @@ func TestSignedAnswer(t *testing.T) {
 	), nil)
 	s := newTestSigner(t, v)
 	for _, c := range []struct {
-		name              string
-		qtype             uint16
+		name               string
+		qtype              uint16
 		rcode, sigs, nsec3 int
 	}{
 		{"app.example.com.", dns.TypeA, dns.RcodeSuccess, 1, 0},
