@@ -75,8 +75,8 @@ key, view says whether it claims lan.networks' clients only.
 The external view's block (external.Corefile's and hidden-primary.Corefile's,
 and the second block of single-process.Corefile and client-split.Corefile):
 port is its DNS port; alone says it is the only block, with health and
-reload; primary makes it a hidden primary's: TSIG, transfers, no rrl and no
-cache.
+reload; primary makes it a hidden primary's: TSIG, transfers, no rrl. No
+cache: etcdzone has it bypass the zone, so it would only cost CPU.
 */}}
 {{- define "globaladdr.externalBlock" -}}
 {{- $v := .ctx.Values -}}
@@ -101,7 +101,6 @@ cache.
 {{- end }}
 {{- end }}
     }
-    cache {{ $v.cache }}
 {{- end }}
 {{- if .alone }}
     reload
