@@ -287,6 +287,25 @@ func TestEtcdCluster(t *testing.T) {
 		return strings.Replace(corefile, "ns {$NS}", "ns {$NS}\n        expire 20", 1)
 	})
 
+	t.Run("the replicas' user only reads", func(t *testing.T) {
+		cli, err := clientv3.New(clientv3.Config{
+			Endpoints: l.endpoints(), TLS: l.tls, Username: clusterUser, Password: clusterPassword,
+			DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := cli.Get(ctx, "/skydns/", clientv3.WithPrefix()); err != nil {
+			t.Errorf("reading /skydns/ as %s: %v", clusterUser, err)
+		}
+		if _, err := cli.Put(ctx, "/skydns/com/example/denied", "{}"); err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("writing /skydns/ as %s: %v, want permission denied", clusterUser, err)
+		}
+	})
+
 	t.Run("leader killed", func(t *testing.T) {
 		i := l.leader(t)
 		l.members[i].proc.Kill()
