@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/etcdlab"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/prereq"
+	"github.com/globaladdr/globaladdr/internal/testpki"
 
 	"github.com/miekg/dns"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -21,10 +23,15 @@ import (
 )
 
 // clusterLab is a three-member etcd cluster and two replicas of
-// external.Corefile (./coredns), each in a network namespace of its own.
+// external.Corefile (./coredns), each in a network namespace of its own. The
+// members take TLS client certificates of ca and enforce auth; the replicas
+// log in as clusterUser, who may only read /skydns/, and the lab writes as
+// root (its client certificate's common name).
 type clusterLab struct {
 	net      *etcdlab.Net
 	etcdBin  string
+	ca       *testpki.CA
+	tls      *tls.Config
 	members  []clusterMember
 	replicas []*clusterReplica
 	admin    *clientv3.Client
@@ -37,8 +44,13 @@ type clusterLab struct {
 // clusterMember is a member of the lab's cluster.
 type clusterMember struct {
 	ns, addr string
+	cert     testpki.Pair
 	proc     *etcdlab.Process
 }
+
+// clusterUser and clusterPassword are the replicas' etcd user, who may only
+// read /skydns/.
+const clusterUser, clusterPassword = "coredns", "coredns-secret"
 
 // clusterReplica is a CoreDNS of the lab.
 type clusterReplica struct {
@@ -51,7 +63,7 @@ type clusterReplica struct {
 func (l *clusterLab) endpoints() []string {
 	var eps []string
 	for _, m := range l.members {
-		eps = append(eps, "http://"+m.addr+":2379")
+		eps = append(eps, "https://"+m.addr+":2379")
 	}
 	return eps
 }
@@ -66,7 +78,8 @@ func (l *clusterLab) startMember(i int) {
 	}
 	m.proc = etcdlab.Run(l.owner, m.ns, nil, l.etcdBin,
 		"--name", fmt.Sprintf("m%d", i), "--data-dir", filepath.Join(l.dataDir, fmt.Sprintf("m%d", i)),
-		"--listen-client-urls", "http://"+m.addr+":2379", "--advertise-client-urls", "http://"+m.addr+":2379",
+		"--listen-client-urls", "https://"+m.addr+":2379", "--advertise-client-urls", "https://"+m.addr+":2379",
+		"--cert-file", m.cert.CertFile, "--key-file", m.cert.KeyFile, "--trusted-ca-file", l.ca.CertFile, "--client-cert-auth",
 		"--listen-peer-urls", "http://"+m.addr+":2380", "--initial-advertise-peer-urls", "http://"+m.addr+":2380",
 		"--initial-cluster", strings.Join(cluster, ","), "--initial-cluster-state", "new",
 		"--heartbeat-interval", "100", "--election-timeout", "1000", "--log-level", "warn")
@@ -86,7 +99,11 @@ func startClusterLab(t *testing.T, second func(string) string) *clusterLab {
 	if _, err := os.Stat(coredns); err != nil {
 		prereq.Missing(t, "%s: run make build", coredns)
 	}
-	l := &clusterLab{net: etcdlab.NewNet(t), etcdBin: prereq.Program(t, "etcd", "etcd-server"), dataDir: t.TempDir(), owner: t}
+	ca := testpki.NewCA(t, "etcd")
+	l := &clusterLab{
+		net: etcdlab.NewNet(t), etcdBin: prereq.Program(t, "etcd", "etcd-server"), dataDir: t.TempDir(), owner: t,
+		ca: ca, tls: etcdlab.ClientTLS(t, ca, ca.Issue(t, "root")),
+	}
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
@@ -99,18 +116,21 @@ func startClusterLab(t *testing.T, second func(string) string) *clusterLab {
 			}
 		}
 	})
-	for range 3 {
+	for i := range 3 {
 		ns, addr := l.net.Node(t)
-		l.members = append(l.members, clusterMember{ns: ns, addr: addr})
+		l.members = append(l.members, clusterMember{ns: ns, addr: addr, cert: ca.Issue(t, fmt.Sprintf("m%d", i), net.ParseIP(addr))})
 	}
 	for i := range l.members {
 		l.startMember(i)
 	}
-	l.admin, err = clientv3.New(clientv3.Config{Endpoints: l.endpoints(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	l.admin, err = clientv3.New(clientv3.Config{Endpoints: l.endpoints(), TLS: l.tls, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.admin.Close() })
+	etcdlab.EnableAuth(t, l.admin)
+	etcdlab.AddUser(t, l.admin, clusterUser, clusterPassword, etcdlab.Perm{Prefix: "/skydns/"})
+	replicaCert := ca.Issue(t, clusterUser)
 	l.put(t, nil, a("app.example.com", exampleInternal))
 
 	example := readExample(t, "external.Corefile")
@@ -124,6 +144,8 @@ func startClusterLab(t *testing.T, second func(string) string) *clusterLab {
 		env := []string{
 			"DOMAIN=" + exampleDomain, "DNS_PORT=53", "HEALTH_PORT=8080", "READY_PORT=8181", "METRICS_PORT=9153",
 			"GLOBAL_ADDR=" + exampleGlobal, "NS=" + exampleNS, "ETCD_ENDPOINT=" + strings.Join(l.endpoints(), " "),
+			"ETCD_CERT=" + replicaCert.CertFile, "ETCD_KEY=" + replicaCert.KeyFile, "ETCD_CA=" + ca.CertFile,
+			"ETCD_USERNAME=" + clusterUser, "ETCD_PASSWORD=" + clusterPassword,
 		}
 		r := &clusterReplica{ns: ns, addr: addr, proc: etcdlab.Run(t, ns, env, coredns, "-conf", path)}
 		l.replicas = append(l.replicas, r)
@@ -145,7 +167,7 @@ func (l *clusterLab) put(t *testing.T, via []int, records ...externaldns.Record)
 		for _, i := range via {
 			eps = append(eps, l.endpoints()[i])
 		}
-		c, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+		c, err := clientv3.New(clientv3.Config{Endpoints: eps, TLS: l.tls, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +275,8 @@ func (l *clusterLab) memberAddrs() []string {
 }
 
 // TestEtcdCluster runs two replicas of external.Corefile on a three-member
-// cluster in network namespaces, through the cluster's faults: the leader
+// cluster in network namespaces, with TLS client certificates and auth (the
+// replicas read as a user who may only read /skydns/), through the cluster's faults: the leader
 // killed, a member partitioned from its peers, every member down, and every
 // link of a replica cut for 30 s (the replica says so within 15 s: a
 // warning, the metric, the alert's expression; it answers from memory; it
@@ -262,6 +285,25 @@ func (l *clusterLab) memberAddrs() []string {
 func TestEtcdCluster(t *testing.T) {
 	l := startClusterLab(t, func(corefile string) string {
 		return strings.Replace(corefile, "ns {$NS}", "ns {$NS}\n        expire 20", 1)
+	})
+
+	t.Run("the replicas' user only reads", func(t *testing.T) {
+		cli, err := clientv3.New(clientv3.Config{
+			Endpoints: l.endpoints(), TLS: l.tls, Username: clusterUser, Password: clusterPassword,
+			DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := cli.Get(ctx, "/skydns/", clientv3.WithPrefix()); err != nil {
+			t.Errorf("reading /skydns/ as %s: %v", clusterUser, err)
+		}
+		if _, err := cli.Put(ctx, "/skydns/com/example/denied", "{}"); err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("writing /skydns/ as %s: %v, want permission denied", clusterUser, err)
+		}
 	})
 
 	t.Run("leader killed", func(t *testing.T) {

@@ -165,7 +165,7 @@ func exampleEnv(t *testing.T, etcd *etcdtest.Server) (map[string]string, *dns.DN
 	t.Helper()
 	upstream := startCoreDNS(t, upstreamCorefile)
 	key, keyFile := writeKey(t, dns.Fqdn(exampleDomain))
-	return map[string]string{
+	return withoutEtcdSecurity(map[string]string{
 		"DOMAIN":        exampleDomain,
 		"GLOBAL_ADDR":   exampleGlobal,
 		"ETCD_ENDPOINT": etcd.Endpoint(),
@@ -179,7 +179,19 @@ func exampleEnv(t *testing.T, etcd *etcdtest.Server) (map[string]string, *dns.DN
 		"TSIG_KEY":      nameserver.TestKey.Name,
 		"TSIG_SECRET":   nameserver.TestKey.Secret,
 		"HIDE":          exampleHide,
-	}, key
+	}), key
+}
+
+// withoutEtcdSecurity returns env with the examples' placeholders of etcd's
+// credentials and TLS client certificate that it does not set empty, as
+// CoreDNS expands them when they are unset: no credentials, no TLS.
+func withoutEtcdSecurity(env map[string]string) map[string]string {
+	for _, name := range []string{"ETCD_USERNAME", "ETCD_PASSWORD", "ETCD_CERT", "ETCD_KEY", "ETCD_CA"} {
+		if _, ok := env[name]; !ok {
+			env[name] = ""
+		}
+	}
+	return env
 }
 
 // view is a DNS listener of an example and the check of what it answers.

@@ -26,15 +26,17 @@ type chartCase struct {
 
 // chartCases are the chart's ci/ values files.
 var chartCases = []chartCase{
-	{values: "external-values.yaml", example: "external.Corefile"},
-	{values: "hidden-primary-values.yaml", example: "hidden-primary.Corefile"},
+	{values: "external-values.yaml", example: "external.Corefile", removed: etcdSecurity(1)},
+	{values: "hidden-primary-values.yaml", example: "hidden-primary.Corefile", removed: etcdSecurity(1)},
 	{
 		values: "ports-values.yaml", example: "single-process.Corefile",
-		added: []string{"from file /etc/globaladdr/addresses", "map 192.168.0.60 198.51.100.60", "hide internal.example.com"},
+		added:   []string{"from file /etc/globaladdr/addresses", "map 192.168.0.60 198.51.100.60", "hide internal.example.com"},
+		removed: etcdSecurity(2),
 	},
 	{
 		values: "clients-values.yaml", example: "client-split.Corefile",
-		added: []string{"from etcd /globaladdr/example.com", "endpoint http://etcd:2379"},
+		added:   []string{"from etcd /globaladdr/example.com", "endpoint http://etcd:2379"},
+		removed: etcdSecurity(2),
 	},
 	{
 		values: "etcd-tls-values.yaml", example: "external.Corefile",
@@ -42,19 +44,30 @@ var chartCases = []chartCase{
 			"exempt-clients 198.51.100.0/24", "nxdomains-per-second 5", "slip 2",
 			"ttl 300", "internal 10.0.0.0/8 192.168.0.0/16 fd00::/8",
 			"refresh 1h", "rname admin.example.com", "glue ns1.example.com 203.0.113.10 2001:db8::10",
-			"credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}",
 			"tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt",
 		},
-		removed: []string{"ttl 900"},
+		removed: []string{"ttl 900", "tls {$ETCD_CERT} {$ETCD_KEY} {$ETCD_CA}"},
 	},
 	{
 		values: "acme-values.yaml", example: "acme.Corefile",
-		added: []string{"update_lease 1h"},
+		added:   []string{"update_lease 1h"},
+		removed: etcdSecurity(2),
 	},
 	{
 		values: "uplink-values.yaml", example: "uplink.Corefile",
 		added: []string{"from stun stun1.example.net 192.0.2.3:3478 stun2.example.org", "every 60s"},
 	},
+}
+
+// etcdSecurity are the lines of n etcdzone blocks of the examples that give
+// etcd's credentials and TLS client certificate, which the chart leaves out
+// unless its values give them.
+func etcdSecurity(n int) []string {
+	var lines []string
+	for range n {
+		lines = append(lines, "credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}", "tls {$ETCD_CERT} {$ETCD_KEY} {$ETCD_CA}")
+	}
+	return lines
 }
 
 // path is the case's values file, relative to this package.

@@ -26,14 +26,14 @@ func TestUplinkExample(t *testing.T) {
 	lab.Self().IP("addr", "add", "2001:db8:aa:1::20/64", "dev", "up0", "nodad")
 	etcd := startEtcd(t)
 	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal), aaaa("app."+exampleDomain, "fd00:0:0:1::51"))
-	env := map[string]string{
+	env := withoutEtcdSecurity(map[string]string{
 		"DOMAIN":        exampleDomain,
 		"ETCD_ENDPOINT": etcd.Endpoint(),
 		"NS":            exampleNS,
 		"ROUTER":        routerlab.RouterLAN.String(),
 		"INTERFACE":     "up0",
 		"ULA_PREFIX":    "fd00:0:0:1::/64",
-	}
+	})
 	setEnv(t, env)
 	corefile := readExample(t, "uplink.Corefile")
 	checkHeader(t, "uplink.Corefile", corefile)

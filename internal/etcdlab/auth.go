@@ -44,6 +44,14 @@ func StartLab(t testing.TB, bin string, extra ...string) *Lab {
 	}
 	t.Cleanup(func() { cli.Close() })
 	l.Admin = cli
+	EnableAuth(t, cli.Client)
+	return l
+}
+
+// EnableAuth adds the root user with RootPassword and enables auth, through
+// cli, a client of the cluster without credentials.
+func EnableAuth(t testing.TB, cli *clientv3.Client) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, step := range []func() error{
@@ -52,10 +60,9 @@ func StartLab(t testing.TB, bin string, extra ...string) *Lab {
 		func() error { _, err := cli.AuthEnable(ctx); return err },
 	} {
 		if err := step(); err != nil {
-			t.Fatalf("enabling auth on %s: %v", l.Member, err)
+			t.Fatalf("enabling auth on %v: %v", cli.Endpoints(), err)
 		}
 	}
-	return l
 }
 
 // Config returns the connection to the lab's member as user, with the
@@ -80,9 +87,16 @@ type Perm struct {
 // with perms.
 func (l *Lab) AddUser(t testing.TB, user, password string, perms ...Perm) {
 	t.Helper()
+	AddUser(t, l.Admin.Client, user, password, perms...)
+}
+
+// AddUser adds user with password and a role of its own, named after it,
+// with perms, through admin, a client logged in as root.
+func AddUser(t testing.TB, admin *clientv3.Client, user, password string, perms ...Perm) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := l.Admin.RoleAdd(ctx, user); err != nil {
+	if _, err := admin.RoleAdd(ctx, user); err != nil {
 		t.Fatalf("role %s: %v", user, err)
 	}
 	for _, p := range perms {
@@ -90,14 +104,14 @@ func (l *Lab) AddUser(t testing.TB, user, password string, perms ...Perm) {
 		if p.Write {
 			typ = clientv3.PermissionType(clientv3.PermReadWrite)
 		}
-		if _, err := l.Admin.RoleGrantPermission(ctx, user, p.Prefix, clientv3.GetPrefixRangeEnd(p.Prefix), typ); err != nil {
+		if _, err := admin.RoleGrantPermission(ctx, user, p.Prefix, clientv3.GetPrefixRangeEnd(p.Prefix), typ); err != nil {
 			t.Fatalf("role %s: %v", user, err)
 		}
 	}
-	if _, err := l.Admin.UserAdd(ctx, user, password); err != nil {
+	if _, err := admin.UserAdd(ctx, user, password); err != nil {
 		t.Fatalf("user %s: %v", user, err)
 	}
-	if _, err := l.Admin.UserGrantRole(ctx, user, user); err != nil {
+	if _, err := admin.UserGrantRole(ctx, user, user); err != nil {
 		t.Fatalf("user %s: %v", user, err)
 	}
 }

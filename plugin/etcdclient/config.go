@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/coredns/caddy"
@@ -60,7 +61,14 @@ func (cfg *Config) First() string { return cfg.given }
 //	tls [CERT KEY] CACERT
 //	credentials USER PASSWORD
 //	plaintext_credentials
+//
+// A tls or credentials whose arguments are all empty, as unset placeholders
+// such as {$ETCD_CA} expand, is left out: a Corefile can name them for the
+// sites that use them and still run where none is set.
 func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) error {
+	if unset(property, args) {
+		return nil
+	}
 	var err error
 	switch property {
 	case "endpoint":
@@ -68,7 +76,7 @@ func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) er
 	case "tls":
 		err = cfg.parseTLS(c, args)
 	case "credentials":
-		if len(args) != 2 {
+		if len(args) != 2 || args[0] == "" || args[1] == "" {
 			return c.Errf("credentials needs USER and PASSWORD, after %q", c.Val())
 		}
 		cfg.Username, cfg.Password = args[0], args[1]
@@ -84,6 +92,13 @@ func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) er
 		cfg.given = property
 	}
 	return err
+}
+
+// unset reports whether property is tls or credentials with arguments, all
+// of them empty.
+func unset(property string, args []string) bool {
+	return (property == "tls" || property == "credentials") && len(args) > 0 &&
+		!slices.ContainsFunc(args, func(a string) bool { return a != "" })
 }
 
 // parseEndpoints reads the endpoints' URLs: an argument may hold several,
@@ -107,6 +122,9 @@ func parseEndpoints(c *caddy.Controller, args []string) ([]string, error) {
 
 // parseTLS reads "tls [CERT KEY] CACERT" as the etcd plugin does.
 func (cfg *Config) parseTLS(c *caddy.Controller, args []string) error {
+	if slices.Contains(args, "") {
+		return c.Errf("tls needs CERT and KEY together, and CACERT: %q has an empty one", strings.Join(args, " "))
+	}
 	for i := range args {
 		if root := dnsserver.GetConfig(c).Root; root != "" && !filepath.IsAbs(args[i]) {
 			args[i] = filepath.Join(root, args[i])

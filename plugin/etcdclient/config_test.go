@@ -47,10 +47,21 @@ func TestParseErrors(t *testing.T) {
 		"x {\n credentials root\n}":             "credentials needs USER and PASSWORD",
 		"x {\n plaintext_credentials yes\n}":    "Wrong argument count",
 		"x {\n tls /nonexistent.crt\n}":         "/nonexistent.crt",
+		"x {\n credentials root \"\"\n}":        "credentials needs USER and PASSWORD",
+		"x {\n tls \"\" /a.key /ca.crt\n}":      "tls needs CERT and KEY together",
 	} {
 		if _, err := parse(t, input); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "Testfile:2") {
 			t.Errorf("%q: %v, want an error at Testfile:2 saying %q", input, err, want)
 		}
+	}
+}
+
+// TestParseUnset leaves out a tls and a credentials whose arguments are all
+// empty, as unset placeholders expand.
+func TestParseUnset(t *testing.T) {
+	cfg, err := parse(t, "x {\n tls \"\" \"\" \"\"\n credentials \"\" \"\"\n}")
+	if err != nil || cfg.Given() || cfg.TLS != nil || cfg.Username != "" || cfg.Password != "" {
+		t.Errorf("%+v %v, want none given", cfg, err)
 	}
 }
 
