@@ -29,14 +29,7 @@ import (
 // block behind the waiting writer, which waits for the first read lock: a
 // deadlock. Every query must get its answer, within a bound.
 func TestSignedCNAMELoopAcrossZones(t *testing.T) {
-	keygen := prereq.Program(t, "dnssec-keygen", "bind9-utils")
-	dir := t.TempDir()
-	for _, name := range []string{"example.com.", "example.org."} {
-		out, err := exec.Command(keygen, "-q", "-K", dir, "-a", "ECDSAP256SHA256", "-f", "KSK", name).CombinedOutput()
-		if err != nil {
-			t.Fatalf("dnssec-keygen %s: %v: %s", name, err, out)
-		}
-	}
+	dir := writeKeys(t, "example.com.", "example.org.")
 	s := startTestEtcd(t,
 		externaldns.Record{Name: "ping.example.com", Type: "CNAME", Targets: []string{"pong.example.org"}},
 		externaldns.Record{Name: "pong.example.org", Type: "CNAME", Targets: []string{"ping.example.com"}},
@@ -116,6 +109,21 @@ func TestSignedCNAMELoopAcrossZones(t *testing.T) {
 		t.Fatal("queries with DO or changes still blocked a minute after they were due to end: a deadlock")
 	}
 	asked.Range(func(name, n any) bool { t.Logf("%s: %d queries", name, n); return true })
+}
+
+// writeKeys makes a key (a CSK) of each of zones with dnssec-keygen, in a
+// directory it returns.
+func writeKeys(t testing.TB, zones ...string) string {
+	t.Helper()
+	keygen := prereq.Program(t, "dnssec-keygen", "bind9-utils")
+	dir := t.TempDir()
+	for _, name := range zones {
+		out, err := exec.Command(keygen, "-q", "-K", dir, "-a", "ECDSAP256SHA256", "-f", "KSK", name).CombinedOutput()
+		if err != nil {
+			t.Fatalf("dnssec-keygen %s: %v: %s", name, err, out)
+		}
+	}
+	return dir
 }
 
 // waitGroup waits for wg at most d, and reports whether it is done.
