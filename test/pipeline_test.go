@@ -65,12 +65,15 @@ func TestKubernetesPipeline(t *testing.T) {
 		svc:            {serviceHostname},
 		"cname-" + svc: {ownershipText("service/default/svc")},
 	})
-	checkInternal(t, c.Addr("internal"))
-	checkExternal(t, c.Addr("external"))
+	// The zone publishes a change a moment after etcd holds it: wait for
+	// the views before checking them.
 	awaitViews(t, c, []pipelineCase{
+		{app, addressed(app, exampleInternal), addressed(app, exampleGlobal)},
 		{shop, addressed(shop, wildcardInternal), addressed(shop, exampleGlobal)},
 		{svc, aliased(svc, serviceHostname), aliased(svc, serviceHostname)},
 	})
+	checkInternal(t, c.Addr("internal"))
+	checkExternal(t, c.Addr("external"))
 
 	k.run(t, nil, "delete", "ingress/app")
 	k.setStatus(t, "service/svc", serviceStatus(corev1.LoadBalancerIngress{IP: serviceInternal}))

@@ -24,7 +24,9 @@ import (
 // whatever etcd does.
 type signing struct {
 	// mu guards s, and makes it change together with the zone's current
-	// version: queries with DO and transfers read both under it.
+	// version: queries with DO add their signatures, and transfers read s,
+	// under it. A lookup, which may chase CNAMEs into any zone, runs
+	// before, under no lock (see signedAnswer).
 	mu sync.RWMutex
 	s  *signer.Signer
 
@@ -228,17 +230,42 @@ func (g *signing) report(z *hosted) {
 	}
 }
 
-// signedAnswer is answer for a signed zone.
+// signedAnswer is answer for a signed zone. The lookup, which may chase a
+// CNAME into any of the plugin's zones (this one too), runs under no lock:
+// a read lock taken again while a writer waits would deadlock (see
+// sync.RWMutex). Only the signatures are added under z's read lock, from
+// the signer of the version looked up; when a change published another
+// version meanwhile, the lookup is made again in it.
 func (x *EtcdZone) signedAnswer(ctx context.Context, state request.Request, z *hosted) *dns.Msg {
 	g := z.signing
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	v := z.current.Load()
-	if v == nil {
-		return serverFailure(state)
+	for range signedTries {
+		v := z.current.Load()
+		if v == nil {
+			return serverFailure(state)
+		}
+		var m *dns.Msg
+		if !v.FromSigner(state) {
+			m = v.Answer(ctx, state, x.served)
+			if !state.Do() {
+				return m
+			}
+		}
+		g.mu.RLock()
+		if z.current.Load() == v {
+			m = v.SignedAnswer(state, m, g.s)
+			g.mu.RUnlock()
+			return m
+		}
+		g.mu.RUnlock()
 	}
-	return v.SignedAnswer(ctx, state, x.served, g.s)
+	log.Debugf("zone %s: %s %s: the zone changed under %d lookups in a row", z.name, state.Name(), state.Type(), signedTries)
+	return serverFailure(state)
 }
+
+// signedTries is how many lookups a query with DO makes in versions of a
+// zone that changes meanwhile before it gets SERVFAIL. Changes are paced
+// by the zone's builds, which take longer than a lookup.
+const signedTries = 8
 
 // signedRecords returns what an AXFR of a signed zone gets: the signed
 // zone, SOA first and last.

@@ -1,7 +1,6 @@
 package zone
 
 import (
-	"context"
 	"slices"
 	"strings"
 
@@ -22,16 +21,23 @@ type Signatures interface {
 	NSEC() bool
 }
 
-// SignedAnswer is Answer for a zone signed as sigs: the apex's DNSKEY, CDS,
-// CDNSKEY and NSEC3PARAM and a delegation's DS come from sigs; with DO, each
-// RRset carries its signatures, and NXDOMAIN, NODATA, wildcard answers and
-// referrals the NSEC3 (NSEC) records that prove them (RFC 4035, 3.1; RFC
-// 5155, 7.2).
-func (v *Version) SignedAnswer(ctx context.Context, state request.Request, served func(name string) bool, sigs Signatures) *dns.Msg {
+// FromSigner reports whether the answer to state's query comes from the
+// signer alone: the apex's DNSKEY, CDS, CDNSKEY and NSEC3PARAM, and a
+// delegation's DS. Any other is v.Answer's, made before SignedAnswer.
+func (v *Version) FromSigner(state request.Request) bool {
 	qname, qtype := dns.CanonicalName(state.Name()), state.QType()
-	var m *dns.Msg
-	switch {
-	case qname == v.z.Name && signerType(qtype), qtype == dns.TypeDS && slices.Contains(v.z.Cuts, qname):
+	return qname == v.z.Name && signerType(qtype) || qtype == dns.TypeDS && slices.Contains(v.z.Cuts, qname)
+}
+
+// SignedAnswer is the answer for a zone signed as sigs: m is v.Answer's
+// reply to state's query, nil when v.FromSigner(state), which sigs then
+// makes. With DO, each RRset carries its signatures, and NXDOMAIN, NODATA,
+// wildcard answers and referrals the NSEC3 (NSEC) records that prove them
+// (RFC 4035, 3.1; RFC 5155, 7.2). It chases no CNAME: v.Answer did, so a
+// caller may read sigs under a lock that the chase never needs.
+func (v *Version) SignedAnswer(state request.Request, m *dns.Msg, sigs Signatures) *dns.Msg {
+	qname, qtype := dns.CanonicalName(state.Name()), state.QType()
+	if m == nil {
 		m = new(dns.Msg)
 		m.SetReply(state.Req)
 		m.Authoritative = true
@@ -39,8 +45,6 @@ func (v *Version) SignedAnswer(ctx context.Context, state request.Request, serve
 		if len(m.Answer) == 0 {
 			m.Ns = []dns.RR{v.SOA()}
 		}
-	default:
-		m = v.Answer(ctx, state, served)
 	}
 	if !state.Do() {
 		return m

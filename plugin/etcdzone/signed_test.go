@@ -1,0 +1,151 @@
+package etcdzone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coredns/coredns/plugin/pkg/dnstest"
+	"github.com/coredns/coredns/plugin/test"
+	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/poll"
+	"github.com/globaladdr/globaladdr/internal/prereq"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
+	"github.com/globaladdr/globaladdr/plugin/view"
+
+	"github.com/miekg/dns"
+)
+
+// TestSignedCNAMELoopAcrossZones serves example.com and example.org, both
+// signed, with a CNAME loop between them, and asks for the loop with DO
+// while changes written to etcd and signature refreshes make each zone's
+// builder take its zone's write lock again and again. A query with DO
+// chases the loop through both zones and back into the first: had it held
+// a zone's read lock during the chase, it would take it a second time, and
+// block behind the waiting writer, which waits for the first read lock: a
+// deadlock. Every query must get its answer, within a bound.
+func TestSignedCNAMELoopAcrossZones(t *testing.T) {
+	dir := writeKeys(t, "example.com.", "example.org.")
+	s := startTestEtcd(t,
+		externaldns.Record{Name: "ping.example.com", Type: "CNAME", Targets: []string{"pong.example.org"}},
+		externaldns.Record{Name: "pong.example.org", Type: "CNAME", Targets: []string{"ping.example.com"}},
+	)
+	x := newTestPlugin(t, s, "example.com.", "example.org.")
+	x.etcd.Zones = []string{"example.com.", "example.org."}
+	x.dnssec = dnssecConfig{keys: []string{dir}, where: t.Name()}
+	x.view = revisionView{&view.State{Show: func(rrs []dns.RR) []dns.RR { return rrs }}}
+	zones := setZones(t, x)
+	if err := x.newSigners(zones); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var followers sync.WaitGroup
+	for _, z := range zones {
+		followers.Add(1)
+		go func() { defer followers.Done(); etcdtree.Follow(ctx, x.treeConfig(z), follower{x, z}) }()
+	}
+	t.Cleanup(func() {
+		// Bounded: a builder stuck on a zone's lock must fail the test,
+		// not hang it.
+		cancel()
+		if !waitGroup(&followers, 30*time.Second) {
+			t.Error("the zones' builders did not stop within 30 s: blocked on a zone's lock")
+		}
+	})
+	poll.Until(t, 30*time.Second, "the zones loaded", func() error {
+		if !x.Ready() {
+			return errors.New("not loaded")
+		}
+		return nil
+	})
+	if m := askDO(x, "ping.example.com.", dns.TypeA); m.Rcode != dns.RcodeServerFailure || len(m.Answer) < 4 {
+		t.Fatalf("the loop with DO: want SERVFAIL with both CNAMEs and their signatures, got\n%v", m)
+	}
+
+	// Writers: a change to each zone, and a refresh of its signatures, in a
+	// loop. Readers: queries with DO for the loop, from both ends.
+	work, done := context.WithTimeout(context.Background(), 2*time.Second)
+	defer done()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; work.Err() == nil; i++ {
+			for _, name := range []string{"churn.example.com", "churn.example.org"} {
+				r := externaldns.Record{Name: name, Type: "A", Targets: []string{fmt.Sprintf("203.0.113.%d", i%250+1)}}
+				if err := externaldns.Put(work, s.Client(), "/skydns", r); err != nil && work.Err() == nil {
+					t.Errorf("writing %s: %v", name, err)
+					return
+				}
+			}
+			for _, z := range zones {
+				z.signing.due.Store(true)
+				signal(z.rejudge)
+			}
+		}
+	}()
+	var asked sync.Map
+	for _, name := range []string{"ping.example.com.", "pong.example.org."} {
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n := 0
+				for ; work.Err() == nil; n++ {
+					if m := askDO(x, name, dns.TypeA); m.Rcode != dns.RcodeServerFailure || len(m.Answer) < 4 {
+						t.Errorf("%s with DO: want SERVFAIL with the loop, got\n%v", name, m)
+						return
+					}
+				}
+				asked.Store(name, n)
+			}()
+		}
+	}
+	if !waitGroup(&wg, time.Minute) {
+		t.Fatal("queries with DO or changes still blocked a minute after they were due to end: a deadlock")
+	}
+	asked.Range(func(name, n any) bool { t.Logf("%s: %d queries", name, n); return true })
+}
+
+// writeKeys makes a key (a CSK) of each of zones with dnssec-keygen, in a
+// directory it returns.
+func writeKeys(t testing.TB, zones ...string) string {
+	t.Helper()
+	keygen := prereq.Program(t, "dnssec-keygen", "bind9-utils")
+	dir := t.TempDir()
+	for _, name := range zones {
+		out, err := exec.Command(keygen, "-q", "-K", dir, "-a", "ECDSAP256SHA256", "-f", "KSK", name).CombinedOutput()
+		if err != nil {
+			t.Fatalf("dnssec-keygen %s: %v: %s", name, err, out)
+		}
+	}
+	return dir
+}
+
+// waitGroup waits for wg at most d, and reports whether it is done.
+func waitGroup(wg *sync.WaitGroup, d time.Duration) bool {
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// askDO asks x for name's records of qtype with DO set.
+func askDO(x *EtcdZone, name string, qtype uint16) *dns.Msg {
+	r := new(dns.Msg)
+	r.SetQuestion(name, qtype)
+	r.SetEdns0(4096, true)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	if _, err := x.ServeDNS(context.Background(), rec, r); err != nil {
+		return new(dns.Msg).SetRcode(r, dns.RcodeRefused)
+	}
+	return rec.Msg
+}
