@@ -140,13 +140,24 @@ func (x *EtcdZone) rejudge(z *hosted) {
 		return
 	}
 	s := z.serial.Bumped()
-	if st := x.view.Current(); st != nil && st.Revision != z.viewRev {
+	// A block without a view (a signed internal view) has no revision of
+	// its own to count.
+	if st := x.state(); st != nil && st.Revision != z.viewRev {
 		z.viewRev = st.Revision
 		if at := z.serial.At(st.Revision); at != z.serial {
 			s = at
 		}
 	}
 	x.commit(z, nil, s)
+}
+
+// state returns the view's current state; nil when the block has no view
+// or the view has none yet.
+func (x *EtcdZone) state() *view.State {
+	if x.view == nil {
+		return nil
+	}
+	return x.view.Current()
 }
 
 // inZone reports whether name is zone or below it, ignoring case.
