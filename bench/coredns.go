@@ -21,7 +21,7 @@ import (
 	"github.com/miekg/dns"
 )
 
-// coreDNS is a running coredns process.
+// coreDNS is a running coredns process, or another name server's.
 type coreDNS struct {
 	cmd    *exec.Cmd
 	log    string        // the file holding its output
@@ -70,12 +70,18 @@ func startCoreDNS(ctx context.Context, binary, dir, name string, blocks []*block
 // launch starts binary on conf, its output going to logFile. The process is
 // killed should this one die first.
 func launch(binary, conf, logFile string) (*coreDNS, error) {
+	return start(exec.Command(binary, "-conf", conf), logFile)
+}
+
+// start starts cmd, its output going to logFile. The process is killed
+// should this one die first.
+func start(cmd *exec.Cmd, logFile string) (*coreDNS, error) {
 	out, err := os.Create(logFile)
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
-	cmd := exec.Command(binary, "-conf", conf)
+	binary := cmd.Path
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -110,6 +116,27 @@ func (c *coreDNS) waitReady(ctx context.Context, blocks []*block) error {
 		}
 	}
 	return nil
+}
+
+// waitSOA waits, for up to within, until the server on port answers zone's
+// SOA query with NOERROR: until it has loaded the zone.
+func (c *coreDNS) waitSOA(ctx context.Context, port int, zone string, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		if r, err := query(port, zone, dns.TypeSOA); err == nil && r.Rcode == dns.RcodeSuccess {
+			return nil
+		}
+		select {
+		case <-c.exited:
+			return fmt.Errorf("%s exited: %s", c.cmd.Path, c.output())
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond): // polling the load
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not loaded within %s: %s", zone, within, c.output())
+		}
+	}
 }
 
 // stop terminates coredns and waits until it has exited.

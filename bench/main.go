@@ -20,7 +20,10 @@
 // against one external block for that long and checks that no query is lost,
 // that coredns's RSS stays flat and that its goroutines do not grow. With
 // -transfer N it times AXFRs of an etcdzone zone of N hosts; with -zone N,
-// etcdzone's start with a zone of N records, and its resident memory.
+// etcdzone's start with a zone of N records, and its resident memory. With
+// -percore N it compares, each pinned to one CPU, the shipped
+// external.Corefile on a zone of N hosts with whoami, with its chain cut
+// down, with the file plugin, and with BIND 9 and Knot.
 //
 // Everything listens on loopback, on ports that were free; everything the
 // command starts is stopped before it exits. It needs dnsperf (Debian
@@ -29,6 +32,7 @@
 // Usage:
 //
 //	go run ./bench [-coredns ./coredns] [-rounds 5] [-duration 5s] [-paths rrl,etcd+cache] [-soak 10m]
+//	go run ./bench -percore 2000 [-profile cpu.pprof]
 package main
 
 import (
@@ -58,6 +62,9 @@ type options struct {
 	subtree     int
 	transfer    int
 	zone        int
+	perCore     int
+	examples    string
+	profile     string
 	soakPath    string
 	paths       string
 	keepWorkDir bool
@@ -73,6 +80,9 @@ func main() {
 	flag.IntVar(&o.subtree, "subtree", 12000, "hosts in the etcd subtree whose apex query the internal and external blocks are timed on (0: skip)")
 	flag.IntVar(&o.transfer, "transfer", 0, "instead of comparing: time AXFRs of an etcd zone of this many hosts (etcdzone) and report coredns's peak RSS")
 	flag.IntVar(&o.zone, "zone", 0, "instead of comparing: time etcdzone's start with a zone of this many records, and report its resident memory")
+	flag.IntVar(&o.perCore, "percore", 0, "instead of comparing: the per-core comparison of the shipped external.Corefile (rrl removed) with whoami, its chain cut down, the file plugin, BIND 9 and Knot, on a zone of this many hosts (issue 28: 2000)")
+	flag.StringVar(&o.examples, "examples", "corefile-examples", "the directory of the shipped Corefiles (-percore)")
+	flag.StringVar(&o.profile, "profile", "", "with -percore: write a CPU profile of the external block under dnsperf to this file")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf with mixed queries this long against one external block and sample coredns's RSS and goroutines")
 	flag.StringVar(&o.soakPath, "soak-path", "file", "the path the soak runs on: etcd+cache, etcd or file")
 	flag.StringVar(&o.paths, "paths", "", "the paths to compare, comma-separated (default: all of etcd+cache, etcd, etcdzone, file, rrl)")
@@ -114,6 +124,10 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.zone > 0 {
 		return zoneLoad(ctx, o, etcd.Client(), etcd.Endpoint(), dir)
+	}
+	if o.perCore > 0 {
+		printMachine(o, dnsperfPath)
+		return perCore(ctx, o, dnsperfPath, etcd.Client(), etcd.Endpoint(), dir)
 	}
 	records := sampleRecords()
 	if err := loadEtcd(ctx, etcd.Client(), records); err != nil {

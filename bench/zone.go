@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/miekg/dns"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -100,15 +99,8 @@ func startZone(ctx context.Context, o options, dir, zone, plugin, directives str
 		return 0, 0, err
 	}
 	defer srv.stop()
-	deadline := start.Add(5 * time.Minute)
-	for {
-		if r, err := query(port, zone, dns.TypeSOA); err == nil && r.Rcode == dns.RcodeSuccess {
-			break
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return 0, 0, fmt.Errorf("%s not loaded within 5 minutes: %s", zone, srv.output())
-		}
-		time.Sleep(5 * time.Millisecond) // polling the load
+	if err := srv.waitSOA(ctx, port, zone, 5*time.Minute); err != nil {
+		return 0, 0, err
 	}
 	took := time.Since(start)
 	select {
