@@ -20,10 +20,12 @@
 // against one external block for that long and checks that no query is lost,
 // that coredns's RSS stays flat and that its goroutines do not grow. With
 // -transfer N it times AXFRs of an etcdzone zone of N hosts; with -zone N,
-// etcdzone's start with a zone of N records, and its resident memory. With
-// -percore N it compares, each pinned to one CPU, the shipped
-// external.Corefile on a zone of N hosts with whoami, with its chain cut
-// down, with the file plugin, and with BIND 9 and Knot.
+// etcdzone's start with a zone of N records in either view and both, and
+// its resident memory; with -zones N, the time until each of N small zones
+// answers and the memory, etcdzone against auto. With -percore N it
+// compares, each pinned to one CPU, the shipped external.Corefile on a zone
+// of N hosts with whoami, with its chain cut down, with the file plugin,
+// and with BIND 9 and Knot.
 //
 // Everything listens on loopback, on ports that were free; everything the
 // command starts is stopped before it exits. It needs dnsperf (Debian
@@ -33,6 +35,7 @@
 //
 //	go run ./bench [-coredns ./coredns] [-rounds 5] [-duration 5s] [-paths rrl,etcd+cache] [-soak 10m]
 //	go run ./bench -percore 2000 [-profile cpu.pprof]
+//	go run ./bench -zones 10000 [-zone-blocks 100]
 package main
 
 import (
@@ -63,6 +66,8 @@ type options struct {
 	transfer    int
 	zone        int
 	perCore     int
+	zones       int
+	zoneBlocks  int
 	examples    string
 	profile     string
 	soakPath    string
@@ -81,6 +86,8 @@ func main() {
 	flag.IntVar(&o.transfer, "transfer", 0, "instead of comparing: time AXFRs of an etcd zone of this many hosts (etcdzone) and report coredns's peak RSS")
 	flag.IntVar(&o.zone, "zone", 0, "instead of comparing: time etcdzone's start with a zone of this many records, and report its resident memory")
 	flag.IntVar(&o.perCore, "percore", 0, "instead of comparing: the per-core comparison of the shipped external.Corefile (rrl removed) with whoami, its chain cut down, the file plugin, BIND 9 and Knot, on a zone of this many hosts (issue 28: 2000)")
+	flag.IntVar(&o.zones, "zones", 0, "instead of comparing: the time until every one of this many zones of 5 records answers, and the resident memory, etcdzone in one block and in -zone-blocks blocks against auto (issue 28: 10000)")
+	flag.IntVar(&o.zoneBlocks, "zone-blocks", 100, "with -zones: the server blocks the zones are spread over")
 	flag.StringVar(&o.examples, "examples", "corefile-examples", "the directory of the shipped Corefiles (-percore)")
 	flag.StringVar(&o.profile, "profile", "", "with -percore: write a CPU profile of the external block under dnsperf to this file")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf with mixed queries this long against one external block and sample coredns's RSS and goroutines")
@@ -124,6 +131,9 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.zone > 0 {
 		return zoneLoad(ctx, o, etcd.Client(), etcd.Endpoint(), dir)
+	}
+	if o.zones > 0 {
+		return manyZones(ctx, o, etcd.Client(), etcd.Endpoint(), dir)
 	}
 	if o.perCore > 0 {
 		printMachine(o, dnsperfPath)

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -192,6 +193,34 @@ func reportSoak(res result, rss, goroutines []int64, warmUp time.Duration) error
 	}
 	fmt.Println("No query lost, RSS flat within 10%, no goroutine growth.")
 	return nil
+}
+
+// parallel calls f on each of items, eight at a time, and returns the first
+// error.
+func parallel[T any](items []T, f func(T) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	next := make(chan T)
+	for range 8 {
+		wg.Go(func() {
+			for item := range next {
+				if err := f(item); err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, item := range items {
+		next <- item
+	}
+	close(next)
+	wg.Wait()
+	return first
 }
 
 // tenths returns the first and the last tenth of xs, at least one each.

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/globaladdr/globaladdr/internal/externaldns"
@@ -125,30 +124,14 @@ func subtree(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint,
 // loadSubtree writes n hosts below s.apex as external-dns does, eight
 // writers at a time.
 func loadSubtree(ctx context.Context, cli *clientv3.Client, s subtreeShape, n int) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	next := make(chan int)
-	for range 8 {
-		wg.Go(func() {
-			for i := range next {
-				r := externaldns.Record{Name: fmt.Sprintf("h%05d.%s", i, strings.TrimSuffix(s.apex, ".")), Type: "A", Targets: []string{s.addr(i)}, TTL: recordTTL}
-				if err := externaldns.Put(ctx, cli, "", r); err != nil {
-					mu.Lock()
-					first = cmp.Or(first, err)
-					mu.Unlock()
-				}
-			}
-		})
+	hosts := make([]int, n)
+	for i := range hosts {
+		hosts[i] = i
 	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return first
+	return parallel(hosts, func(i int) error {
+		r := externaldns.Record{Name: fmt.Sprintf("h%05d.%s", i, strings.TrimSuffix(s.apex, ".")), Type: "A", Targets: []string{s.addr(i)}, TTL: recordTTL}
+		return externaldns.Put(ctx, cli, "", r)
+	})
 }
 
 // waitAnswers waits until the block on port answers for apex, for up to

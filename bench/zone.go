@@ -46,25 +46,34 @@ func zoneLoad(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint
 	etcdzone := func(zone string) string {
 		return fmt.Sprintf("etcdzone\n\tetcd %s {\n\t\tendpoint %s\n\t}", strings.TrimSuffix(zone, "."), etcdEndpoint)
 	}
-	fmt.Printf("\n| plugin | records | start → first answer | resident memory %s after |\n|---|---|---|---|\n", settle)
-	var rss [3]int64
-	for i, run := range []struct {
-		plugin, zone, directives string
-		records                  int
+	external := func(zone string) string {
+		return fmt.Sprintf("globaladdr %s\n\t%s", globalV4, etcdzone(zone))
+	}
+	fmt.Printf("\n| run | records | start → first answer | resident memory %s after |\n|---|---|---|---|\n", settle)
+	runs := []struct {
+		name, zone string
+		blocks     []string // each block's directives
+		records    int
 	}{
-		{"etcdzone", "empty.example.net.", etcdzone("empty.example.net."), 0},
-		{"etcdzone", full.apex, etcdzone(full.apex), o.zone},
-		{"file", full.apex, "file " + zoneFile, o.zone},
-	} {
-		start, r, err := startZone(ctx, o, dir, run.zone, run.plugin, run.directives)
+		{"etcdzone, empty zone", "empty.example.net.", []string{etcdzone("empty.example.net.")}, 0},
+		{"etcdzone, internal view", full.apex, []string{etcdzone(full.apex)}, o.zone},
+		{"etcdzone, external view", full.apex, []string{external(full.apex)}, o.zone},
+		{"etcdzone, both views of one tree (two blocks)", full.apex, []string{etcdzone(full.apex), external(full.apex)}, o.zone},
+		{"file", full.apex, []string{"file " + zoneFile}, o.zone},
+	}
+	rss := make([]int64, len(runs))
+	for i, run := range runs {
+		start, r, err := startZone(ctx, o, dir, run.zone, fmt.Sprint("zone", i), run.blocks...)
 		if err != nil {
 			return err
 		}
 		rss[i] = r
-		fmt.Printf("| %s | %d | %s | %.1f MiB |\n", run.plugin, run.records, start.Round(time.Millisecond), mib(r))
+		fmt.Printf("| %s | %d | %s | %.1f MiB |\n", run.name, run.records, start.Round(time.Millisecond), mib(r))
 	}
 	per := float64(o.zone) / 10000
-	fmt.Printf("\nResident memory per 10,000 records (over the empty zone's): etcdzone %.1f MiB, file %.1f MiB.\n\n", mib(rss[1]-rss[0])/per, mib(rss[2]-rss[0])/per)
+	zone := func(i int) float64 { return mib(rss[i]-rss[0]) / per }
+	fmt.Printf("\nResident memory per 10,000 records (over the empty zone's): etcdzone internal view %.1f MiB, external view %.1f MiB, both views %.1f MiB; file %.1f MiB.\n", zone(1), zone(2), zone(3), zone(4))
+	fmt.Printf("etcdzone over file: internal view %.2f, external view %.2f (goal ≤ 1). Both views over one: %.2f × the internal view, %.2f × the external view (goal ≤ 1.3).\n\n", zone(1)/zone(4), zone(2)/zone(4), zone(3)/zone(1), zone(3)/zone(2))
 	return nil
 }
 
@@ -79,28 +88,38 @@ func writeHosts(path string, s subtreeShape, n int) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-// startZone starts coredns serving zone with directives, waits for the
-// zone's first answer (the SOA, which etcdzone gives once the zone is
-// loaded), and returns how long that took and coredns's resident memory a
-// while after.
-func startZone(ctx context.Context, o options, dir, zone, plugin, directives string) (time.Duration, int64, error) {
-	port, err := freePort()
-	if err != nil {
-		return 0, 0, err
+// startZone starts coredns with one server block for zone per element of
+// blocks, each holding those directives on a port of its own, waits for
+// the zone's first answer from every block (the SOA, which etcdzone gives
+// once the zone is loaded), and returns how long that took and coredns's
+// resident memory a while after.
+func startZone(ctx context.Context, o options, dir, zone, name string, blocks ...string) (time.Duration, int64, error) {
+	var (
+		conf  strings.Builder
+		ports []int
+	)
+	for _, directives := range blocks {
+		port, err := freePort()
+		if err != nil {
+			return 0, 0, err
+		}
+		ports = append(ports, port)
+		fmt.Fprintf(&conf, zoneCorefile, strings.TrimSuffix(zone, "."), port, directives)
 	}
-	name := plugin + "." + strings.TrimSuffix(zone, ".")
-	conf := filepath.Join(dir, "Corefile."+name)
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(zoneCorefile, strings.TrimSuffix(zone, "."), port, directives)), 0o644); err != nil {
+	file := filepath.Join(dir, "Corefile."+name)
+	if err := os.WriteFile(file, []byte(conf.String()), 0o644); err != nil {
 		return 0, 0, err
 	}
 	start := time.Now()
-	srv, err := launch(o.coredns, conf, filepath.Join(dir, "coredns."+name+".log"))
+	srv, err := launch(o.coredns, file, filepath.Join(dir, "coredns."+name+".log"))
 	if err != nil {
 		return 0, 0, err
 	}
 	defer srv.stop()
-	if err := srv.waitSOA(ctx, port, zone, 5*time.Minute); err != nil {
-		return 0, 0, err
+	for _, port := range ports {
+		if err := srv.waitSOA(ctx, port, zone, 5*time.Minute); err != nil {
+			return 0, 0, err
+		}
 	}
 	took := time.Since(start)
 	select {
