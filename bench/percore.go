@@ -93,7 +93,7 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 	}()
 	env := map[string]string{"DOMAIN": strings.TrimSuffix(perCoreZone, "."), "GLOBAL_ADDR": globalV4, "NS": "ns1.example.org",
 		"ETCD_ENDPOINT": etcdEndpoint, "ZONE_FILE": internalZone}
-	var profiled *pinned
+	var profiled []*pinned
 	for _, v := range variants {
 		s, err := startPinnedCoreDNS(ctx, o, dir, v.name, v.corefile, env)
 		if err != nil {
@@ -101,8 +101,8 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 		}
 		s.global = v.global
 		servers = append(servers, s)
-		if v.name == "external" {
-			profiled = s
+		if o.profiles(v.name) {
+			profiled = append(profiled, s)
 		}
 	}
 	for _, start := range []func(context.Context, string, string) (*pinned, error){startPinnedBIND, startPinnedKnot} {
@@ -138,10 +138,13 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 		serverCPU, o.clients, clientCPU, o.rounds, o.duration, loadAverage())
 	qps := map[*pinned][]float64{}
 	cpu := map[*pinned][]float64{}
-	ratios := map[string][]float64{}
+	// ratios and capacities hold each ratio's rounds: of queries per
+	// second, and of the CPU time per query inverted (the queries a whole
+	// CPU would answer), steadier on a machine others share.
+	ratios, capacities := map[string][]float64{}, map[string][]float64{}
 	fmt.Printf("| round | server | qps | CPU µs/query | lost |\n|---|---|---|---|---|\n")
 	for round := range o.rounds {
-		got := map[string]float64{}
+		got, cost := map[string]float64{}, map[string]float64{}
 		for i := range servers {
 			s := servers[(i+round)%len(servers)]
 			r, err := perf.measure(ctx, s, o.duration)
@@ -151,19 +154,36 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 			fmt.Printf("| %d | %s | %.0f | %.1f | %d |\n", round+1, s.name, r.qps, µs(r.cpu), r.lost)
 			qps[s] = append(qps[s], r.qps)
 			cpu[s] = append(cpu[s], µs(r.cpu))
-			got[s.name] = r.qps
+			got[s.name], cost[s.name] = r.qps, µs(r.cpu)
 		}
 		for _, c := range perCoreRatios {
 			if got[c.over] > 0 {
 				ratios[c.name()] = append(ratios[c.name()], got[c.of]/got[c.over])
 			}
+			if cost[c.of] > 0 {
+				capacities[c.name()] = append(capacities[c.name()], cost[c.over]/cost[c.of])
+			}
 		}
 	}
+	if o.rounds > 0 {
+		perCoreSummary(servers, qps, cpu, ratios, capacities)
+	}
+	for _, s := range profiled {
+		if err := profile(ctx, perf, s, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// perCoreSummary prints each server's median queries per second and CPU
+// time per query, and the medians and ranges of the ratios of the rounds.
+func perCoreSummary(servers []*pinned, qps, cpu map[*pinned][]float64, ratios, capacities map[string][]float64) {
 	fmt.Printf("\n| server | median qps | median CPU µs/query |\n|---|---|---|\n")
 	for _, s := range servers {
 		fmt.Printf("| %s | %.0f | %.1f |\n", s.name, median(qps[s]), median(cpu[s]))
 	}
-	fmt.Printf("\nRatios, taken within each round (median, range):\n\n| ratio | median | range | goal |\n|---|---|---|---|\n")
+	fmt.Printf("\nRatios, taken within each round (median, range), of queries per second and of CPU time per query (inverted):\n\n| ratio | qps: median | range | goal | CPU: median | range |\n|---|---|---|---|---|---|\n")
 	for _, c := range perCoreRatios {
 		rs := ratios[c.name()]
 		if len(rs) == 0 {
@@ -176,13 +196,10 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 				goal = fmt.Sprintf("≥ %.2f: MISSED", c.goal)
 			}
 		}
-		fmt.Printf("| %s | %.3f | %.3f–%.3f | %s |\n", c.name(), median(rs), slices.Min(rs), slices.Max(rs), goal)
+		cs := capacities[c.name()]
+		fmt.Printf("| %s | %.3f | %.3f–%.3f | %s | %.3f | %.3f–%.3f |\n", c.name(), median(rs), slices.Min(rs), slices.Max(rs), goal, median(cs), slices.Min(cs), slices.Max(cs))
 	}
 	fmt.Println()
-	if o.profile != "" && profiled != nil {
-		return profile(ctx, perf, profiled, o)
-	}
-	return nil
 }
 
 // ratio is one server's queries per second over another's, and the goal
@@ -276,6 +293,22 @@ func splitBlock(corefile string) (head string, directives []string, err error) {
 	return "", nil, errors.New("no server block")
 }
 
+// withDirective returns corefile with directive added at the top of its
+// first server block.
+func withDirective(corefile, directive string) string {
+	var b strings.Builder
+	added := false
+	for line := range strings.Lines(corefile) {
+		b.WriteString(line)
+		t := strings.TrimSpace(line)
+		if !added && !strings.HasPrefix(t, "#") && strings.HasSuffix(t, "{") {
+			b.WriteString("    " + directive + "\n")
+			added = true
+		}
+	}
+	return b.String()
+}
+
 // directiveName returns the name of the directive d.
 func directiveName(d string) string {
 	if f := strings.Fields(d); len(f) > 0 {
@@ -288,10 +321,10 @@ func directiveName(d string) string {
 // from env and fresh ports, pinned to serverCPU with GOMAXPROCS=1, and waits
 // until it answers.
 func startPinnedCoreDNS(ctx context.Context, o options, dir, name, corefile string, env map[string]string) (*pinned, error) {
-	file := strings.NewReplacer(" ", "-", ",", "", "+", "").Replace(name)
+	file := fileName(name)
 	conf := filepath.Join(dir, "Corefile.percore."+file)
-	if o.profile != "" && name == "external" {
-		corefile = strings.Replace(corefile, "    etcdzone", "    pprof 127.0.0.1:{$PPROF_PORT}\n    etcdzone", 1)
+	if o.profiles(name) {
+		corefile = withDirective(corefile, "pprof 127.0.0.1:{$PPROF_PORT}")
 	}
 	if err := os.WriteFile(conf, []byte(corefile), 0o644); err != nil {
 		return nil, err
@@ -403,9 +436,21 @@ zone:
 	return s.launch(ctx, exec.Command("taskset", "-c", serverCPU, knotd, "-c", conf), filepath.Join(dir, "knot.log"))
 }
 
+// fileName returns the name of a server of the per-core comparison as it
+// goes into file names and -profile-of: "external, no cache" is
+// external-no-cache.
+func fileName(server string) string {
+	return strings.NewReplacer(" ", "-", ",", "", "+", "").Replace(server)
+}
+
+// profiles reports whether the server named server is to be profiled.
+func (o options) profiles(server string) bool {
+	return o.profile != "" && slices.Contains(strings.Split(o.profileOf, ","), fileName(server))
+}
+
 // profile writes a CPU profile of s, taken through its pprof plugin while
-// dnsperf queries it for o.duration, to o.profile (go tool pprof -top
-// BINARY FILE reads it).
+// dnsperf queries it for o.duration, to the directory o.profile as
+// NAME.pprof (go tool pprof -top BINARY FILE reads it).
 func profile(ctx context.Context, perf dnsperf, s *pinned, o options) error {
 	port := ""
 	for _, kv := range s.srv.cmd.Env {
@@ -425,7 +470,8 @@ func profile(ctx context.Context, perf dnsperf, s *pinned, o options) error {
 		return err
 	}
 	defer resp.Body.Close()
-	f, err := os.Create(o.profile)
+	file := filepath.Join(o.profile, fileName(s.name)+".pprof")
+	f, err := os.Create(file)
 	if err != nil {
 		<-done
 		return err
@@ -433,7 +479,7 @@ func profile(ctx context.Context, perf dnsperf, s *pinned, o options) error {
 	_, err = io.Copy(f, resp.Body)
 	err = errors.Join(err, f.Close(), <-done)
 	if err == nil {
-		fmt.Printf("CPU profile of %s under dnsperf: %s (go tool pprof -top %s %s)\n\n", s, o.profile, o.coredns, o.profile)
+		fmt.Printf("CPU profile of %s under dnsperf: %s (go tool pprof -top %s %s)\n\n", s, file, o.coredns, file)
 	}
 	return err
 }
