@@ -194,22 +194,32 @@ func (c *coreDNS) memory() (rss, peak int64, err error) {
 // goroutines returns the go_goroutines that b's coredns exports on its
 // metrics port.
 func (b *block) goroutines() (int64, error) {
+	g, err := metric(b.metricsPort, "go_goroutines")
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", b, err)
+	}
+	return int64(g), nil
+}
+
+// metric returns the value of the metric name, one without labels, that a
+// coredns exports on port.
+func metric(port int, name string) (float64, error) {
 	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", b.metricsPort))
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
 		return 0, err
 	}
 	defer resp.Body.Close()
 	s := bufio.NewScanner(resp.Body)
 	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "go_goroutines "); ok {
-			return strconv.ParseInt(v, 10, 64)
+		if v, ok := strings.CutPrefix(s.Text(), name+" "); ok {
+			return strconv.ParseFloat(v, 64)
 		}
 	}
 	if err := s.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("%s: no go_goroutines in its metrics", b)
+	return 0, fmt.Errorf("no %s in the metrics on port %d", name, port)
 }
 
 // cpuTime returns the CPU time coredns has used so far, user and system, in

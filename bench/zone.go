@@ -14,9 +14,11 @@ import (
 )
 
 // zoneCorefile serves zone (%[1]s) on port %[2]d with %[3]s: etcdzone
-// from etcd, or the file plugin from a zone file.
+// from etcd, or the file plugin from a zone file; it exports coredns's
+// metrics on port %[4]d.
 const zoneCorefile = `%[1]s:%[2]d {
 	bind 127.0.0.1
+	prometheus 127.0.0.1:%[4]d
 	%[3]s
 }
 `
@@ -39,8 +41,11 @@ func zoneLoad(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint
 		return err
 	}
 	fmt.Printf("- written into etcd in %s\n", time.Since(written).Round(time.Millisecond))
-	zoneFile := filepath.Join(dir, "db.big")
+	zoneFile, emptyFile := filepath.Join(dir, "db.big"), filepath.Join(dir, "db.empty")
 	if err := writeHosts(zoneFile, full, o.zone); err != nil {
+		return err
+	}
+	if err := writeHosts(emptyFile, subtreeShape{apex: "empty.example.net."}, 0); err != nil {
 		return err
 	}
 	etcdzone := func(zone string) string {
@@ -49,31 +54,40 @@ func zoneLoad(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint
 	external := func(zone string) string {
 		return fmt.Sprintf("globaladdr %s\n\t%s", globalV4, etcdzone(zone))
 	}
-	fmt.Printf("\n| run | records | start → first answer | resident memory %s after |\n|---|---|---|---|\n", settle)
+	fmt.Printf("\n| run | records | start → first answer | resident memory %[1]s after | Go heap in use %[1]s after |\n|---|---|---|---|---|\n", settle)
 	runs := []struct {
 		name, zone string
 		blocks     []string // each block's directives
 		records    int
+		base       int // the run of the same plugin with an empty zone
 	}{
-		{"etcdzone, empty zone", "empty.example.net.", []string{etcdzone("empty.example.net.")}, 0},
-		{"etcdzone, internal view", full.apex, []string{etcdzone(full.apex)}, o.zone},
-		{"etcdzone, external view", full.apex, []string{external(full.apex)}, o.zone},
-		{"etcdzone, both views of one tree (two blocks)", full.apex, []string{etcdzone(full.apex), external(full.apex)}, o.zone},
-		{"file", full.apex, []string{"file " + zoneFile}, o.zone},
+		{"etcdzone, empty zone", "empty.example.net.", []string{etcdzone("empty.example.net.")}, 0, 0},
+		{"etcdzone, internal view", full.apex, []string{etcdzone(full.apex)}, o.zone, 0},
+		{"etcdzone, external view", full.apex, []string{external(full.apex)}, o.zone, 0},
+		{"etcdzone, both views of one tree (two blocks)", full.apex, []string{etcdzone(full.apex), external(full.apex)}, o.zone, 0},
+		{"file, empty zone", "empty.example.net.", []string{"file " + emptyFile + " empty.example.net"}, 0, 4},
+		{"file", full.apex, []string{"file " + zoneFile}, o.zone, 4},
 	}
-	rss := make([]int64, len(runs))
+	rss, heap := make([]int64, len(runs)), make([]int64, len(runs))
 	for i, run := range runs {
-		start, r, err := startZone(ctx, o, dir, run.zone, fmt.Sprint("zone", i), run.blocks...)
+		start, r, h, err := startZone(ctx, o, dir, run.zone, fmt.Sprint("zone", i), run.blocks...)
 		if err != nil {
 			return err
 		}
-		rss[i] = r
-		fmt.Printf("| %s | %d | %s | %.1f MiB |\n", run.name, run.records, start.Round(time.Millisecond), mib(r))
+		rss[i], heap[i] = r, h
+		fmt.Printf("| %s | %d | %s | %.1f MiB | %.1f MiB |\n", run.name, run.records, start.Round(time.Millisecond), mib(r), mib(h))
 	}
 	per := float64(o.zone) / 10000
-	zone := func(i int) float64 { return mib(rss[i]-rss[0]) / per }
-	fmt.Printf("\nResident memory per 10,000 records (over the empty zone's): etcdzone internal view %.1f MiB, external view %.1f MiB, both views %.1f MiB; file %.1f MiB.\n", zone(1), zone(2), zone(3), zone(4))
-	fmt.Printf("etcdzone over file: internal view %.2f, external view %.2f (goal ≤ 1). Both views over one: %.2f × the internal view, %.2f × the external view (goal ≤ 1.3).\n\n", zone(1)/zone(4), zone(2)/zone(4), zone(3)/zone(1), zone(3)/zone(2))
+	// Each zone over the empty zone of its plugin.
+	for _, m := range []struct {
+		what string
+		of   []int64
+	}{{"Resident memory", rss}, {"Go heap in use", heap}} {
+		zone := func(i int) float64 { return mib(m.of[i]-m.of[runs[i].base]) / per }
+		fmt.Printf("\n%s per 10,000 records (over the empty zone's): etcdzone internal view %.1f MiB, external view %.1f MiB, both views %.1f MiB; file %.1f MiB. ", m.what, zone(1), zone(2), zone(3), zone(5))
+		fmt.Printf("etcdzone over file: internal view %.2f, external view %.2f (goal ≤ 1). Both views over one: %.2f × the internal view, %.2f × the external view (goal ≤ 1.3).\n", zone(1)/zone(5), zone(2)/zone(5), zone(3)/zone(1), zone(3)/zone(2))
+	}
+	fmt.Println()
 	return nil
 }
 
@@ -91,42 +105,49 @@ func writeHosts(path string, s subtreeShape, n int) error {
 // startZone starts coredns with one server block for zone per element of
 // blocks, each holding those directives on a port of its own, waits for
 // the zone's first answer from every block (the SOA, which etcdzone gives
-// once the zone is loaded), and returns how long that took and coredns's
-// resident memory a while after.
-func startZone(ctx context.Context, o options, dir, zone, name string, blocks ...string) (time.Duration, int64, error) {
+// once the zone is loaded), and returns how long that took, and coredns's
+// resident memory and Go heap in use a while after.
+func startZone(ctx context.Context, o options, dir, zone, name string, blocks ...string) (took time.Duration, rss, heap int64, err error) {
 	var (
 		conf  strings.Builder
 		ports []int
 	)
+	metricsPort, err := freePort()
+	if err != nil {
+		return 0, 0, 0, err
+	}
 	for _, directives := range blocks {
 		port, err := freePort()
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		ports = append(ports, port)
-		fmt.Fprintf(&conf, zoneCorefile, strings.TrimSuffix(zone, "."), port, directives)
+		fmt.Fprintf(&conf, zoneCorefile, strings.TrimSuffix(zone, "."), port, directives, metricsPort)
 	}
 	file := filepath.Join(dir, "Corefile."+name)
 	if err := os.WriteFile(file, []byte(conf.String()), 0o644); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	start := time.Now()
 	srv, err := launch(o.coredns, file, filepath.Join(dir, "coredns."+name+".log"))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer srv.stop()
 	for _, port := range ports {
 		if err := srv.waitSOA(ctx, port, zone, 5*time.Minute); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
-	took := time.Since(start)
+	took = time.Since(start)
 	select {
 	case <-ctx.Done():
-		return 0, 0, ctx.Err()
+		return 0, 0, 0, ctx.Err()
 	case <-time.After(settle):
 	}
-	rss, _, err := srv.memory()
-	return took, rss, err
+	if rss, _, err = srv.memory(); err != nil {
+		return 0, 0, 0, err
+	}
+	h, err := metric(metricsPort, "go_memstats_heap_inuse_bytes")
+	return took, rss, int64(h), err
 }
