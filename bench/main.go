@@ -90,7 +90,7 @@ func main() {
 	flag.IntVar(&o.zones, "zones", 0, "instead of comparing: the time until every one of this many zones of 5 records answers, and the resident memory, etcdzone in one block and in -zone-blocks blocks against auto (issue 28: 10000)")
 	flag.IntVar(&o.zoneBlocks, "zone-blocks", 100, "with -zones: the server blocks the zones are spread over")
 	flag.StringVar(&o.examples, "examples", "corefile-examples", "the directory of the shipped Corefiles (-percore)")
-	flag.StringVar(&o.profile, "profile", "", "with -percore: write CPU profiles of the servers -profile-of names, under dnsperf, into this directory")
+	flag.StringVar(&o.profile, "profile", "", "with -percore: write CPU profiles of the servers -profile-of names, under dnsperf, into this directory; with -zones: a heap profile of each run")
 	flag.StringVar(&o.profileOf, "profile-of", "external", "with -profile: the coredns servers profiled, comma-separated: whoami, external, external-no-prometheus, external-no-cache, file-no-cache, etcdzone-globaladdr, etcdzone")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf with mixed queries this long against one external block and sample coredns's RSS and goroutines")
 	flag.StringVar(&o.soakPath, "soak-path", "file", "the path the soak runs on: etcd+cache, etcd or file")

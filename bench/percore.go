@@ -464,22 +464,29 @@ func profile(ctx context.Context, perf dnsperf, s *pinned, o options) error {
 		_, err := perf.run(ctx, s, time.Duration(seconds+1)*time.Second)
 		done <- err
 	}()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%s/debug/pprof/profile?seconds=%d", port, seconds))
-	if err != nil {
-		<-done
-		return err
-	}
-	defer resp.Body.Close()
 	file := filepath.Join(o.profile, fileName(s.name)+".pprof")
-	f, err := os.Create(file)
-	if err != nil {
-		<-done
-		return err
-	}
-	_, err = io.Copy(f, resp.Body)
-	err = errors.Join(err, f.Close(), <-done)
-	if err == nil {
+	err := saveProfile(fmt.Sprintf("http://127.0.0.1:%s/debug/pprof/profile?seconds=%d", port, seconds), file)
+	if err = errors.Join(err, <-done); err == nil {
 		fmt.Printf("CPU profile of %s under dnsperf: %s (go tool pprof -top %s %s)\n\n", s, file, o.coredns, file)
 	}
 	return err
+}
+
+// saveProfile writes the profile that the pprof plugin serves at url into
+// file.
+func saveProfile(url, file string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, resp.Body)
+	return errors.Join(err, f.Close())
 }
