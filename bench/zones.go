@@ -133,12 +133,15 @@ func startZones(ctx context.Context, o options, dir, name string, blocks []serve
 		return 0, 0, 0, err
 	}
 	var conf strings.Builder
-	pprofPort := 0
+	pprofPort, metricsPort := 0, 0
 	if o.profile != "" {
 		if pprofPort, err = freePort(); err != nil {
 			return 0, 0, 0, err
 		}
-		fmt.Fprintf(&conf, ".:%d {\n\tbind 127.0.0.1\n\tpprof 127.0.0.1:%d\n\twhoami\n}\n", port, pprofPort)
+		if metricsPort, err = freePort(); err != nil {
+			return 0, 0, 0, err
+		}
+		fmt.Fprintf(&conf, ".:%d {\n\tbind 127.0.0.1\n\tpprof 127.0.0.1:%d\n\tprometheus 127.0.0.1:%d\n\twhoami\n}\n", port, pprofPort, metricsPort)
 	}
 	for _, b := range blocks {
 		keys := make([]string, len(b.keys))
@@ -178,7 +181,11 @@ func startZones(ctx context.Context, o options, dir, name string, blocks []serve
 	if err := saveProfile(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", pprofPort), heap); err != nil {
 		return 0, 0, 0, err
 	}
-	fmt.Printf("(heap profile: go tool pprof -sample_index inuse_space -top %s %s)\n", o.coredns, heap)
+	goroutines, err := metric(metricsPort, "go_goroutines")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	fmt.Printf("(%.0f goroutines; heap profile: go tool pprof -sample_index inuse_space -top %s %s)\n", goroutines, o.coredns, heap)
 	return took, pass, rss, err
 }
 
