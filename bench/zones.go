@@ -178,14 +178,16 @@ func startZones(ctx context.Context, o options, dir, name string, blocks []serve
 		return took, pass, rss, err
 	}
 	heap := filepath.Join(o.profile, name+".heap")
-	if err := saveProfile(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", pprofPort), heap); err != nil {
-		return 0, 0, 0, err
+	for kind, file := range map[string]string{"heap": heap, "goroutine": filepath.Join(o.profile, name+".goroutine")} {
+		if err := saveProfile(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/%s", pprofPort, kind), file); err != nil {
+			return 0, 0, 0, err
+		}
 	}
 	goroutines, err := metric(metricsPort, "go_goroutines")
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	fmt.Printf("(%.0f goroutines; heap profile: go tool pprof -sample_index inuse_space -top %s %s)\n", goroutines, o.coredns, heap)
+	fmt.Printf("(%.0f goroutines; heap profile: go tool pprof -sample_index inuse_space -top %s %s; goroutines: %s.goroutine)\n", goroutines, o.coredns, heap, strings.TrimSuffix(heap, ".heap"))
 	return took, pass, rss, err
 }
 
