@@ -73,6 +73,30 @@ func launch(binary, conf, logFile string) (*coreDNS, error) {
 	return start(exec.Command(binary, "-conf", conf), logFile)
 }
 
+// launchCorefile writes text as dir/Corefile.NAME and starts o.coredns on
+// it, its output going to dir/coredns.NAME.log; it returns the process and
+// when it started.
+func launchCorefile(o options, dir, name, text string) (*coreDNS, time.Time, error) {
+	file := filepath.Join(dir, "Corefile."+name)
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		return nil, time.Time{}, err
+	}
+	start := time.Now()
+	srv, err := launch(o.coredns, file, filepath.Join(dir, "coredns."+name+".log"))
+	return srv, start, err
+}
+
+// settleMemory waits for settle, so that the garbage of a load is returned
+// to the system before the resident memory is read.
+func settleMemory(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(settle):
+		return nil
+	}
+}
+
 // start starts cmd, its output going to logFile. The process is killed
 // should this one die first.
 func start(cmd *exec.Cmd, logFile string) (*coreDNS, error) {

@@ -365,16 +365,8 @@ func (s *pinned) launch(ctx context.Context, cmd *exec.Cmd, logFile string) (*pi
 // startPinnedBIND starts BIND 9's named with one worker, pinned to
 // serverCPU, as the primary of zoneFile.
 func startPinnedBIND(ctx context.Context, dir, zoneFile string) (*pinned, error) {
-	named, err := exec.LookPath("named")
+	named, confDir, port, err := nameServerPlace(dir, "named", "bind9")
 	if err != nil {
-		return nil, errors.New("named not found: apt-get install -y bind9")
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	confDir := filepath.Join(dir, "named")
-	if err := os.MkdirAll(confDir, 0o755); err != nil {
 		return nil, err
 	}
 	conf := filepath.Join(confDir, "named.conf")
@@ -404,16 +396,8 @@ zone %q {
 // startPinnedKnot starts Knot DNS with one UDP worker, pinned to serverCPU,
 // as the primary of zoneFile.
 func startPinnedKnot(ctx context.Context, dir, zoneFile string) (*pinned, error) {
-	knotd, err := exec.LookPath("knotd")
+	knotd, confDir, port, err := nameServerPlace(dir, "knotd", "knot")
 	if err != nil {
-		return nil, errors.New("knotd not found: apt-get install -y knot")
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	confDir := filepath.Join(dir, "knot")
-	if err := os.MkdirAll(confDir, 0o755); err != nil {
 		return nil, err
 	}
 	conf := filepath.Join(confDir, "knot.conf")
@@ -434,6 +418,19 @@ zone:
 	}
 	s := &pinned{name: "Knot", port: port}
 	return s.launch(ctx, exec.Command("taskset", "-c", serverCPU, knotd, "-c", conf), filepath.Join(dir, "knot.log"))
+}
+
+// nameServerPlace finds program (of the Debian package pkg), makes it a
+// directory under dir and picks a free port for it.
+func nameServerPlace(dir, program, pkg string) (binary, confDir string, port int, err error) {
+	if binary, err = exec.LookPath(program); err != nil {
+		return "", "", 0, fmt.Errorf("%s not found: apt-get install -y %s", program, pkg)
+	}
+	if port, err = freePort(); err != nil {
+		return "", "", 0, err
+	}
+	confDir = filepath.Join(dir, program)
+	return binary, confDir, port, os.MkdirAll(confDir, 0o755)
 }
 
 // fileName returns the name of a server of the per-core comparison as it

@@ -124,12 +124,7 @@ func startZone(ctx context.Context, o options, dir, zone, name string, blocks ..
 		ports = append(ports, port)
 		fmt.Fprintf(&conf, zoneCorefile, strings.TrimSuffix(zone, "."), port, directives, metricsPort)
 	}
-	file := filepath.Join(dir, "Corefile."+name)
-	if err := os.WriteFile(file, []byte(conf.String()), 0o644); err != nil {
-		return 0, 0, 0, err
-	}
-	start := time.Now()
-	srv, err := launch(o.coredns, file, filepath.Join(dir, "coredns."+name+".log"))
+	srv, start, err := launchCorefile(o, dir, name, conf.String())
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -140,10 +135,8 @@ func startZone(ctx context.Context, o options, dir, zone, name string, blocks ..
 		}
 	}
 	took = time.Since(start)
-	select {
-	case <-ctx.Done():
-		return 0, 0, 0, ctx.Err()
-	case <-time.After(settle):
+	if err := settleMemory(ctx); err != nil {
+		return 0, 0, 0, err
 	}
 	if rss, _, err = srv.memory(); err != nil {
 		return 0, 0, 0, err

@@ -150,12 +150,7 @@ func startZones(ctx context.Context, o options, dir, name string, blocks []serve
 		}
 		fmt.Fprintf(&conf, "%s {\n\tbind 127.0.0.1\n\t%s\n}\n", strings.Join(keys, " "), b.directives)
 	}
-	file := filepath.Join(dir, "Corefile."+name)
-	if err := os.WriteFile(file, []byte(conf.String()), 0o644); err != nil {
-		return 0, 0, 0, err
-	}
-	start := time.Now()
-	srv, err := launch(o.coredns, file, filepath.Join(dir, "coredns."+name+".log"))
+	srv, start, err := launchCorefile(o, dir, name, conf.String())
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -169,10 +164,8 @@ func startZones(ctx context.Context, o options, dir, name string, blocks []serve
 		return 0, 0, 0, err
 	}
 	pass = time.Since(again)
-	select {
-	case <-ctx.Done():
-		return 0, 0, 0, ctx.Err()
-	case <-time.After(settle):
+	if err := settleMemory(ctx); err != nil {
+		return 0, 0, 0, err
 	}
 	if rss, _, err = srv.memory(); err != nil || pprofPort == 0 {
 		return took, pass, rss, err
