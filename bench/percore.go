@@ -437,7 +437,7 @@ func nameServerPlace(dir, program, pkg string) (binary, confDir string, port int
 // goes into file names and -profile-of: "external, no cache" is
 // external-no-cache.
 func fileName(server string) string {
-	return strings.NewReplacer(" ", "-", ",", "", "+", "").Replace(server)
+	return strings.Join(strings.Fields(strings.NewReplacer(",", "", "+", "").Replace(server)), "-")
 }
 
 // profiles reports whether the server named server is to be profiled.
