@@ -87,7 +87,7 @@ func main() {
 	flag.IntVar(&o.transfer, "transfer", 0, "instead of comparing: time AXFRs of an etcd zone of this many hosts (etcdzone) and report coredns's peak RSS")
 	flag.IntVar(&o.zone, "zone", 0, "instead of comparing: time etcdzone's start with a zone of this many records, and report its resident memory")
 	flag.IntVar(&o.perCore, "percore", 0, "instead of comparing: the per-core comparison of the shipped external.Corefile (rrl removed) with whoami, its chain cut down, the file plugin, BIND 9 and Knot, on a zone of this many hosts (issue 28: 2000)")
-	flag.IntVar(&o.zones, "zones", 0, "instead of comparing: the time until every one of this many zones of 5 records answers, and the resident memory, etcdzone in one block and in -zone-blocks blocks against auto (issue 28: 10000)")
+	flag.IntVar(&o.zones, "zones", 0, "instead of comparing: the time until this many zones of 5 records answer (a sample, then all), and the resident memory, etcdzone in one block and in -zone-blocks blocks against auto (issue 28: 10000)")
 	flag.IntVar(&o.zoneBlocks, "zone-blocks", 100, "with -zones: the server blocks the zones are spread over")
 	flag.StringVar(&o.examples, "examples", "corefile-examples", "the directory of the shipped Corefiles (-percore)")
 	flag.StringVar(&o.profile, "profile", "", "with -percore: write CPU profiles of the servers -profile-of names, under dnsperf, into this directory; with -zones: a heap profile of each run")
