@@ -159,6 +159,21 @@ func startZones(ctx context.Context, o options, dir, name string, blocks []serve
 		return 0, 0, 0, err
 	}
 	defer srv.stop()
+	startProfile := make(chan error, 1)
+	if pprofPort != 0 {
+		// A CPU profile of the start, from when pprof listens.
+		go func() {
+			url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=10", pprofPort)
+			err := saveProfile(url, filepath.Join(o.profile, name+".start.pprof"))
+			for tries := 0; err != nil && tries < 200; tries++ {
+				time.Sleep(50 * time.Millisecond) // polling pprof's listener
+				err = saveProfile(url, filepath.Join(o.profile, name+".start.pprof"))
+			}
+			startProfile <- err
+		}()
+	} else {
+		startProfile <- nil
+	}
 	if err := srv.waitZones(ctx, port, sample(zones), 10*time.Minute); err != nil {
 		return 0, 0, 0, err
 	}
@@ -168,6 +183,9 @@ func startZones(ctx context.Context, o options, dir, name string, blocks []serve
 		return 0, 0, 0, err
 	}
 	pass = time.Since(again)
+	if err := <-startProfile; err != nil {
+		return 0, 0, 0, err
+	}
 	if err := settleMemory(ctx); err != nil {
 		return 0, 0, 0, err
 	}
