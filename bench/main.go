@@ -123,6 +123,11 @@ func run(ctx context.Context, o options) error {
 		defer os.RemoveAll(dir)
 	}
 
+	if o.profile != "" {
+		if err := os.MkdirAll(o.profile, 0o755); err != nil {
+			return err
+		}
+	}
 	etcd, err := etcdtest.Start(filepath.Join(dir, "etcd"))
 	if err != nil {
 		return err
