@@ -13,9 +13,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // dnsperf runs the dnsperf command with one query file.
@@ -198,29 +199,12 @@ func reportSoak(res result, rss, goroutines []int64, warmUp time.Duration) error
 // parallel calls f on each of items, eight at a time, and returns the first
 // error.
 func parallel[T any](items []T, f func(T) error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	next := make(chan T)
-	for range 8 {
-		wg.Go(func() {
-			for item := range next {
-				if err := f(item); err != nil {
-					mu.Lock()
-					first = cmp.Or(first, err)
-					mu.Unlock()
-				}
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(8)
 	for _, item := range items {
-		next <- item
+		g.Go(func() error { return f(item) })
 	}
-	close(next)
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // tenths returns the first and the last tenth of xs, at least one each.

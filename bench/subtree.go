@@ -18,6 +18,7 @@ import (
 
 	"github.com/miekg/dns"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sync/errgroup"
 )
 
 // subtreeZone is the zone of the large subtrees, apart from the sample zone.
@@ -124,14 +125,15 @@ func subtree(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint,
 // loadSubtree writes n hosts below s.apex as external-dns does, eight
 // writers at a time.
 func loadSubtree(ctx context.Context, cli *clientv3.Client, s subtreeShape, n int) error {
-	hosts := make([]int, n)
-	for i := range hosts {
-		hosts[i] = i
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range n {
+		g.Go(func() error {
+			r := externaldns.Record{Name: fmt.Sprintf("h%05d.%s", i, strings.TrimSuffix(s.apex, ".")), Type: "A", Targets: []string{s.addr(i)}, TTL: recordTTL}
+			return externaldns.Put(ctx, cli, "", r)
+		})
 	}
-	return parallel(hosts, func(i int) error {
-		r := externaldns.Record{Name: fmt.Sprintf("h%05d.%s", i, strings.TrimSuffix(s.apex, ".")), Type: "A", Targets: []string{s.addr(i)}, TTL: recordTTL}
-		return externaldns.Put(ctx, cli, "", r)
-	})
+	return g.Wait()
 }
 
 // waitAnswers waits until the block on port answers for apex, for up to

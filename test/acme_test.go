@@ -31,7 +31,8 @@ const acmeTransfer = `    tsig {
     }`
 
 // acmeLab is acme.Corefile's CoreDNS, with lan.example.com hidden in the
-// external view, on an etcd holding a public host and a hidden one.
+// external view (its HIDE), on an etcd holding a public host and a hidden
+// one.
 type acmeLab struct {
 	etcd     *etcdtest.Server
 	lan      string // the LAN view, where the UPDATEs go
@@ -48,7 +49,7 @@ func startACMELab(t *testing.T, secondary bool) acmeLab {
 	etcd := startEtcd(t)
 	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal), a("app.lan."+exampleDomain, "192.168.0.70"))
 	env, _ := exampleEnv(t, etcd)
-	corefile := insertAfter(t, examplePorts.Replace(readExample(t, "acme.Corefile")), "ttl 900", "        hide lan.{$DOMAIN}", 1)
+	corefile := examplePorts.Replace(readExample(t, "acme.Corefile"))
 	if secondary {
 		corefile = insertAfter(t, corefile, "bufsize 1232", acmeTransfer, 1)
 	}

@@ -28,6 +28,8 @@ const (
 	// exampleNS is the examples' NS set: two names in one variable, as a
 	// user with a primary and a secondary gives them.
 	exampleNS = "ns1.example.net ns2.example.net"
+	// exampleHide is the subtree the external view of acme.Corefile hides.
+	exampleHide = "lan." + exampleDomain
 	// The two listening addresses of bind-split.Corefile.
 	exampleInternalAddr = "127.0.0.1"
 	exampleExternalAddr = "127.0.0.2"
@@ -160,6 +162,7 @@ func exampleEnv(t *testing.T, etcd *etcdtest.Server) (map[string]string, *dns.DN
 		"NS":            exampleNS,
 		"TSIG_KEY":      nameserver.TestKey.Name,
 		"TSIG_SECRET":   nameserver.TestKey.Secret,
+		"HIDE":          exampleHide,
 	}, key
 }
 

@@ -67,6 +67,7 @@ var exampleValues = map[string]string{
 	"LAN_NETWORKS":  "lan.networks",
 	"SECONDARY":     "hiddenPrimary.secondaries",
 	"TSIG_KEY":      "tsig.name",
+	"HIDE":          "globaladdr.hide",
 	"DNS_PORT":      "containerPorts.dns",
 	"INTERNAL_PORT": "containerPorts.dns",
 	"EXTERNAL_PORT": "containerPorts.external",

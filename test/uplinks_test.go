@@ -1,13 +1,11 @@
 package test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/miekg/dns"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sync/errgroup"
 )
 
 // uplinkHosts is the size of the zone of two uplinks: at two addresses a
@@ -127,38 +126,23 @@ func TestHiddenPrimaryTwoUplinks(t *testing.T) {
 // soaData returns the data of soa, as answers compares it.
 func soaData(soa *dns.SOA) string { return strings.TrimPrefix(soa.String(), soa.Hdr.String()) }
 
-// everyHost asks addr for every host of the zone of two uplinks, a few
-// queries at a time, and returns the first answer that is not want.
+// everyHost asks addr for every host of the zone of two uplinks, eight
+// queries at a time, and returns the error of an answer that is not want.
 func everyHost(addr string, want []string) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  = make(chan int)
-	)
-	for range 8 {
-		wg.Go(func() {
-			for i := range next {
-				var err error
-				for range 3 { // a lost datagram is asked again
-					if err = answers(addr, uplinkHost(i), dns.TypeA, want); err == nil {
-						break
-					}
-				}
-				if err != nil {
-					mu.Lock()
-					first = cmp.Or(first, err)
-					mu.Unlock()
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range uplinkHosts {
+		g.Go(func() error {
+			var err error
+			for range 3 { // a lost datagram is asked again
+				if err = answers(addr, uplinkHost(i), dns.TypeA, want); err == nil {
+					break
 				}
 			}
+			return err
 		})
 	}
-	for i := range uplinkHosts {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // tail returns the last lines of a program's output, for a failure's

@@ -34,13 +34,20 @@ import (
 // ns2.example.net, and it is loaded. records are written before the load.
 func newTestZone(t testing.TB, records ...externaldns.Record) (*EtcdZone, *etcdtest.Server) {
 	t.Helper()
+	s := startTestEtcd(t, records...)
+	return startTestZone(t, s), s
+}
+
+// startTestEtcd starts an embedded etcd holding records, until t ends.
+func startTestEtcd(t testing.TB, records ...externaldns.Record) *etcdtest.Server {
+	t.Helper()
 	s, err := etcdtest.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
 	put(t, s, records...)
-	return startTestZone(t, s), s
+	return s
 }
 
 // startTestZone is newTestZone on the etcd s.
@@ -264,12 +271,7 @@ func TestChanges(t *testing.T) {
 // waits until its watch has seen etcd's revision, and gets the serial of its
 // own last change.
 func TestLoadAfterWritesElsewhere(t *testing.T) {
-	s, err := etcdtest.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	put(t, s, zoneRecords...)
+	s := startTestEtcd(t, zoneRecords...)
 	last, err := s.Client().Get(context.Background(), "/", clientv3.WithCountOnly())
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/coredns/coredns/plugin/test"
 
-	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 
 	"github.com/miekg/dns"
@@ -17,13 +16,7 @@ import (
 // app.example.com, a name of the zone: the referral carries the sibling's
 // glue, as BIND's does, and not the address of the zone's own name.
 func TestSiblingGlue(t *testing.T) {
-	s, err := etcdtest.Start(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	put(t, s, zoneRecords...)
-	x := newTestPlugin(s)
+	x := newTestPlugin(startTestEtcd(t, zoneRecords...))
 	x.delegations = []delegation{
 		{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}},
 		{name: "dev.example.com.", ns: []string{"ns1.lab.example.com.", "app.example.com."}},

@@ -18,6 +18,9 @@ func TestSetup(t *testing.T) {
 		{"etcdzone {\n delegate lab.example.com ns1.lab.example.com ns2.example.net\n glue ns1.lab.example.com 192.0.2.53 2001:db8::53\n}", false, ""},
 		{"etcdzone {\n update acme.example.com. other.example.com\n update_lease 2h\n}", false, ""},
 		{"etcdzone {\n update_allow k.example.com. *.lab.example.com A AAAA\n update_allow k.example.com. @ TXT\n update_allow k.example.com. * *\n}", false, ""},
+		{"etcdzone {\n journal 100000 16MiB\n}", false, ""},
+		{"etcdzone {\n journal 0\n}", false, ""},
+		{"etcdzone {\n journal 500 65536\n}", false, ""},
 
 		{"etcdzone {\n ns ns1.example.net\n}\netcdzone", true, `etcdzone is given twice in this server block`},
 		{"etcdzone {\n ns\n}", true, `Wrong argument count`},
@@ -34,6 +37,11 @@ func TestSetup(t *testing.T) {
 		{"etcdzone {\n expire 2147483648\n}", true, `expire "2147483648" is not a number`},
 		{"etcdzone {\n minimum\n}", true, `Wrong argument count`},
 		{"etcdzone {\n serial 1\n}", true, `unknown property "serial"`},
+		{"etcdzone {\n journal\n}", true, `Wrong argument count`},
+		{"etcdzone {\n journal many\n}", true, `journal "many" is not a number of records`},
+		{"etcdzone {\n journal 10 1GB\n}", true, `journal "1GB" is not a number of bytes`},
+		{"etcdzone {\n journal 10 2048MiB\n}", true, `journal "2048MiB" is not a number of bytes`},
+		{"etcdzone {\n journal 10 1 2\n}", true, `Wrong argument count`},
 		{"etcdzone {\n delegate lab.example.com\n}", true, `delegate needs a subdomain and its name servers`},
 		{"etcdzone {\n delegate lab.example.com ns1..bad\n}", true, `"ns1..bad" is not a domain name`},
 		{"etcdzone {\n delegate lab.example.com ns.example.net\n delegate lab.example.com ns.example.org\n}", true, `"lab.example.com." is delegated twice`},
@@ -61,6 +69,9 @@ func TestParseDefaults(t *testing.T) {
 	}
 	if len(x.zoneNames) != 0 {
 		t.Errorf("zones %v, want none given (the etcd plugin's)", x.zoneNames)
+	}
+	if x.journalRecords != 10000 || x.journalBytes != 4<<20 {
+		t.Errorf("journal %d records, %d bytes; want 10000 and 4MiB", x.journalRecords, x.journalBytes)
 	}
 	soa := x.apex.SOA("example.com.", 7)
 	want := "example.com.\t3600\tIN\tSOA\tns1.example.net. hostmaster.example.com. 7 3600 600 1209600 300"

@@ -30,6 +30,9 @@ func NewJournal(maxRecords, maxBytes int) *Journal {
 // much. A change larger than the journal empties it: no IXFR reaches past
 // it.
 func (j *Journal) Add(c Delta) {
+	if j.maxRecords == 0 {
+		return // a journal of none
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.changes = append(j.changes, c)

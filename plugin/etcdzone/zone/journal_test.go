@@ -37,4 +37,9 @@ func TestJournalBounds(t *testing.T) {
 	if _, ok := j.since(1); ok {
 		t.Error("the journal holds more bytes than its bound")
 	}
+	j = NewJournal(0, 1<<20)
+	j.Add(Delta{From: soa(1), To: soa(2)})
+	if _, ok := j.since(1); ok {
+		t.Error("a journal of no records holds a change")
+	}
 }
