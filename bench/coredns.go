@@ -21,7 +21,7 @@ import (
 	"github.com/miekg/dns"
 )
 
-// coreDNS is a running coredns process.
+// coreDNS is a running coredns process, or another name server's.
 type coreDNS struct {
 	cmd    *exec.Cmd
 	log    string        // the file holding its output
@@ -70,12 +70,42 @@ func startCoreDNS(ctx context.Context, binary, dir, name string, blocks []*block
 // launch starts binary on conf, its output going to logFile. The process is
 // killed should this one die first.
 func launch(binary, conf, logFile string) (*coreDNS, error) {
+	return start(exec.Command(binary, "-conf", conf), logFile)
+}
+
+// launchCorefile writes text as dir/Corefile.NAME and starts o.coredns on
+// it, its output going to dir/coredns.NAME.log; it returns the process and
+// when it started.
+func launchCorefile(o options, dir, name, text string) (*coreDNS, time.Time, error) {
+	file := filepath.Join(dir, "Corefile."+name)
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		return nil, time.Time{}, err
+	}
+	start := time.Now()
+	srv, err := launch(o.coredns, file, filepath.Join(dir, "coredns."+name+".log"))
+	return srv, start, err
+}
+
+// settleMemory waits for settle, so that the garbage of a load is returned
+// to the system before the resident memory is read.
+func settleMemory(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(settle):
+		return nil
+	}
+}
+
+// start starts cmd, its output going to logFile. The process is killed
+// should this one die first.
+func start(cmd *exec.Cmd, logFile string) (*coreDNS, error) {
 	out, err := os.Create(logFile)
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
-	cmd := exec.Command(binary, "-conf", conf)
+	binary := cmd.Path
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -110,6 +140,27 @@ func (c *coreDNS) waitReady(ctx context.Context, blocks []*block) error {
 		}
 	}
 	return nil
+}
+
+// waitSOA waits, for up to within, until the server on port answers zone's
+// SOA query with NOERROR: until it has loaded the zone.
+func (c *coreDNS) waitSOA(ctx context.Context, port int, zone string, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		if r, err := query(port, zone, dns.TypeSOA); err == nil && r.Rcode == dns.RcodeSuccess {
+			return nil
+		}
+		select {
+		case <-c.exited:
+			return fmt.Errorf("%s exited: %s", c.cmd.Path, c.output())
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond): // polling the load
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not loaded within %s: %s", zone, within, c.output())
+		}
+	}
 }
 
 // stop terminates coredns and waits until it has exited.
@@ -167,22 +218,32 @@ func (c *coreDNS) memory() (rss, peak int64, err error) {
 // goroutines returns the go_goroutines that b's coredns exports on its
 // metrics port.
 func (b *block) goroutines() (int64, error) {
+	g, err := metric(b.metricsPort, "go_goroutines")
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", b, err)
+	}
+	return int64(g), nil
+}
+
+// metric returns the value of the metric name, one without labels, that a
+// coredns exports on port.
+func metric(port int, name string) (float64, error) {
 	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", b.metricsPort))
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
 		return 0, err
 	}
 	defer resp.Body.Close()
 	s := bufio.NewScanner(resp.Body)
 	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "go_goroutines "); ok {
-			return strconv.ParseInt(v, 10, 64)
+		if v, ok := strings.CutPrefix(s.Text(), name+" "); ok {
+			return strconv.ParseFloat(v, 64)
 		}
 	}
 	if err := s.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("%s: no go_goroutines in its metrics", b)
+	return 0, fmt.Errorf("no %s in the metrics on port %d", name, port)
 }
 
 // cpuTime returns the CPU time coredns has used so far, user and system, in

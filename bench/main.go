@@ -20,7 +20,12 @@
 // against one external block for that long and checks that no query is lost,
 // that coredns's RSS stays flat and that its goroutines do not grow. With
 // -transfer N it times AXFRs of an etcdzone zone of N hosts; with -zone N,
-// etcdzone's start with a zone of N records, and its resident memory.
+// etcdzone's start with a zone of N records in either view and both, and
+// its resident memory; with -zones N, the time until each of N small zones
+// answers and the memory, etcdzone against auto. With -percore N it
+// compares, each pinned to one CPU, the shipped external.Corefile on a zone
+// of N hosts with whoami, with its chain cut down, with the file plugin,
+// and with BIND 9 and Knot.
 //
 // Everything listens on loopback, on ports that were free; everything the
 // command starts is stopped before it exits. It needs dnsperf (Debian
@@ -29,6 +34,8 @@
 // Usage:
 //
 //	go run ./bench [-coredns ./coredns] [-rounds 5] [-duration 5s] [-paths rrl,etcd+cache] [-soak 10m]
+//	go run ./bench -percore 2000 [-profile DIR -profile-of external,whoami]
+//	go run ./bench -zones 10000 [-zone-blocks 100]
 package main
 
 import (
@@ -58,6 +65,12 @@ type options struct {
 	subtree     int
 	transfer    int
 	zone        int
+	perCore     int
+	zones       int
+	zoneBlocks  int
+	examples    string
+	profile     string
+	profileOf   string
 	soakPath    string
 	paths       string
 	keepWorkDir bool
@@ -73,6 +86,12 @@ func main() {
 	flag.IntVar(&o.subtree, "subtree", 12000, "hosts in the etcd subtree whose apex query the internal and external blocks are timed on (0: skip)")
 	flag.IntVar(&o.transfer, "transfer", 0, "instead of comparing: time AXFRs of an etcd zone of this many hosts (etcdzone) and report coredns's peak RSS")
 	flag.IntVar(&o.zone, "zone", 0, "instead of comparing: time etcdzone's start with a zone of this many records, and report its resident memory")
+	flag.IntVar(&o.perCore, "percore", 0, "instead of comparing: the per-core comparison of the shipped external.Corefile (rrl removed) with whoami, its chain cut down, the file plugin, BIND 9 and Knot, on a zone of this many hosts (issue 28: 2000)")
+	flag.IntVar(&o.zones, "zones", 0, "instead of comparing: the time until this many zones of 5 records answer (a sample, then all), and the resident memory, etcdzone in one block and in -zone-blocks blocks against auto (issue 28: 10000)")
+	flag.IntVar(&o.zoneBlocks, "zone-blocks", 100, "with -zones: the server blocks the zones are spread over")
+	flag.StringVar(&o.examples, "examples", "corefile-examples", "the directory of the shipped Corefiles (-percore)")
+	flag.StringVar(&o.profile, "profile", "", "with -percore: write CPU profiles of the servers -profile-of names, under dnsperf, into this directory; with -zones: a heap profile of each run")
+	flag.StringVar(&o.profileOf, "profile-of", "external", "with -profile: the coredns servers profiled, comma-separated: whoami, external, external-no-prometheus, external-no-cache, file-no-cache, etcdzone-globaladdr, etcdzone")
 	flag.DurationVar(&o.soak, "soak", 0, "instead of comparing: run dnsperf with mixed queries this long against one external block and sample coredns's RSS and goroutines")
 	flag.StringVar(&o.soakPath, "soak-path", "file", "the path the soak runs on: etcd+cache, etcd or file")
 	flag.StringVar(&o.paths, "paths", "", "the paths to compare, comma-separated (default: all of etcd+cache, etcd, etcdzone, file, rrl)")
@@ -104,6 +123,11 @@ func run(ctx context.Context, o options) error {
 		defer os.RemoveAll(dir)
 	}
 
+	if o.profile != "" {
+		if err := os.MkdirAll(o.profile, 0o755); err != nil {
+			return err
+		}
+	}
 	etcd, err := etcdtest.Start(filepath.Join(dir, "etcd"))
 	if err != nil {
 		return err
@@ -114,6 +138,13 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.zone > 0 {
 		return zoneLoad(ctx, o, etcd.Client(), etcd.Endpoint(), dir)
+	}
+	if o.zones > 0 {
+		return manyZones(ctx, o, etcd.Client(), etcd.Endpoint(), dir)
+	}
+	if o.perCore > 0 {
+		printMachine(o, dnsperfPath)
+		return perCore(ctx, o, dnsperfPath, etcd.Client(), etcd.Endpoint(), dir)
 	}
 	records := sampleRecords()
 	if err := loadEtcd(ctx, etcd.Client(), records); err != nil {

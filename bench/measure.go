@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // dnsperf runs the dnsperf command with one query file.
@@ -23,6 +25,14 @@ type dnsperf struct {
 	queries string
 	clients int
 	rcodes  []string // the response codes a run accepts
+	cpus    string   // when set, the CPUs dnsperf is pinned to (taskset -c)
+}
+
+// target is a server dnsperf queries: its port on loopback and its process.
+type target interface {
+	fmt.Stringer
+	dnsPort() int
+	process() *coreDNS
 }
 
 // result is what one dnsperf run reports, and the CPU time coredns spent
@@ -53,13 +63,16 @@ func lookDNSPerf() (string, error) {
 	return p, nil
 }
 
-// run sends queries to the block b for length, as fast as it answers, and
-// fails unless every answer has one of d's response codes.
-func (d dnsperf) run(ctx context.Context, b *block, length time.Duration) (result, error) {
-	cmd := exec.CommandContext(ctx, d.path,
-		"-s", "127.0.0.1", "-p", strconv.Itoa(b.port), "-d", d.queries,
+// run sends queries to b for length, as fast as it answers, and fails
+// unless every answer has one of d's response codes.
+func (d dnsperf) run(ctx context.Context, b target, length time.Duration) (result, error) {
+	args := []string{"-s", "127.0.0.1", "-p", strconv.Itoa(b.dnsPort()), "-d", d.queries,
 		"-l", strconv.FormatFloat(length.Seconds(), 'f', -1, 64),
-		"-c", strconv.Itoa(d.clients), "-t", "2")
+		"-c", strconv.Itoa(d.clients), "-t", "2"}
+	cmd := exec.CommandContext(ctx, d.path, args...)
+	if d.cpus != "" {
+		cmd = exec.CommandContext(ctx, "taskset", append([]string{"-c", d.cpus, d.path}, args...)...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -181,6 +194,17 @@ func reportSoak(res result, rss, goroutines []int64, warmUp time.Duration) error
 	}
 	fmt.Println("No query lost, RSS flat within 10%, no goroutine growth.")
 	return nil
+}
+
+// parallel calls f on each of items, eight at a time, and returns the first
+// error.
+func parallel[T any](items []T, f func(T) error) error {
+	var g errgroup.Group
+	g.SetLimit(8)
+	for _, item := range items {
+		g.Go(func() error { return f(item) })
+	}
+	return g.Wait()
 }
 
 // tenths returns the first and the last tenth of xs, at least one each.

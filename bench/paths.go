@@ -39,6 +39,10 @@ type block struct {
 	metricsPort int
 }
 
+func (b *block) dnsPort() int { return b.port }
+
+func (b *block) process() *coreDNS { return b.srv }
+
 func (b *block) String() string {
 	return fmt.Sprintf("%s %s globaladdr (127.0.0.1:%d)", b.path.name, variantNames[b.variant], b.port)
 }

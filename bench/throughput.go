@@ -169,9 +169,9 @@ func throughput(ctx context.Context, perf dnsperf, paths []*path, o options) err
 }
 
 // measure runs dnsperf against b for length and adds the CPU time b's
-// coredns spent per answered query to the result.
-func (d dnsperf) measure(ctx context.Context, b *block, length time.Duration) (result, error) {
-	before, err := b.srv.cpuTime()
+// process spent per answered query to the result.
+func (d dnsperf) measure(ctx context.Context, b target, length time.Duration) (result, error) {
+	before, err := b.process().cpuTime()
 	if err != nil {
 		return result{}, err
 	}
@@ -179,7 +179,7 @@ func (d dnsperf) measure(ctx context.Context, b *block, length time.Duration) (r
 	if err != nil {
 		return r, err
 	}
-	after, err := b.srv.cpuTime()
+	after, err := b.process().cpuTime()
 	if err != nil || r.completed == 0 {
 		return r, err
 	}

@@ -10,14 +10,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/miekg/dns"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // zoneCorefile serves zone (%[1]s) on port %[2]d with %[3]s: etcdzone
-// from etcd, or the file plugin from a zone file.
+// from etcd, or the file plugin from a zone file; it exports coredns's
+// metrics on port %[4]d.
 const zoneCorefile = `%[1]s:%[2]d {
 	bind 127.0.0.1
+	prometheus 127.0.0.1:%[4]d
 	%[3]s
 }
 `
@@ -40,32 +41,53 @@ func zoneLoad(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint
 		return err
 	}
 	fmt.Printf("- written into etcd in %s\n", time.Since(written).Round(time.Millisecond))
-	zoneFile := filepath.Join(dir, "db.big")
+	zoneFile, emptyFile := filepath.Join(dir, "db.big"), filepath.Join(dir, "db.empty")
 	if err := writeHosts(zoneFile, full, o.zone); err != nil {
+		return err
+	}
+	if err := writeHosts(emptyFile, subtreeShape{apex: "empty.example.net."}, 0); err != nil {
 		return err
 	}
 	etcdzone := func(zone string) string {
 		return fmt.Sprintf("etcdzone\n\tetcd %s {\n\t\tendpoint %s\n\t}", strings.TrimSuffix(zone, "."), etcdEndpoint)
 	}
-	fmt.Printf("\n| plugin | records | start → first answer | resident memory %s after |\n|---|---|---|---|\n", settle)
-	var rss [3]int64
-	for i, run := range []struct {
-		plugin, zone, directives string
-		records                  int
+	external := func(zone string) string {
+		return fmt.Sprintf("globaladdr %s\n\t%s", globalV4, etcdzone(zone))
+	}
+	fmt.Printf("\n| run | records | start → first answer | resident memory %[1]s after | Go heap in use %[1]s after |\n|---|---|---|---|---|\n", settle)
+	runs := []struct {
+		name, zone string
+		blocks     []string // each block's directives
+		records    int
+		base       int // the run of the same plugin with an empty zone
 	}{
-		{"etcdzone", "empty.example.net.", etcdzone("empty.example.net."), 0},
-		{"etcdzone", full.apex, etcdzone(full.apex), o.zone},
-		{"file", full.apex, "file " + zoneFile, o.zone},
-	} {
-		start, r, err := startZone(ctx, o, dir, run.zone, run.plugin, run.directives)
+		{"etcdzone, empty zone", "empty.example.net.", []string{etcdzone("empty.example.net.")}, 0, 0},
+		{"etcdzone, internal view", full.apex, []string{etcdzone(full.apex)}, o.zone, 0},
+		{"etcdzone, external view", full.apex, []string{external(full.apex)}, o.zone, 0},
+		{"etcdzone, both views of one tree (two blocks)", full.apex, []string{etcdzone(full.apex), external(full.apex)}, o.zone, 0},
+		{"file, empty zone", "empty.example.net.", []string{"file " + emptyFile + " empty.example.net"}, 0, 4},
+		{"file", full.apex, []string{"file " + zoneFile}, o.zone, 4},
+	}
+	rss, heap := make([]int64, len(runs)), make([]int64, len(runs))
+	for i, run := range runs {
+		start, r, h, err := startZone(ctx, o, dir, run.zone, fmt.Sprint("zone", i), run.blocks...)
 		if err != nil {
 			return err
 		}
-		rss[i] = r
-		fmt.Printf("| %s | %d | %s | %.1f MiB |\n", run.plugin, run.records, start.Round(time.Millisecond), mib(r))
+		rss[i], heap[i] = r, h
+		fmt.Printf("| %s | %d | %s | %.1f MiB | %.1f MiB |\n", run.name, run.records, start.Round(time.Millisecond), mib(r), mib(h))
 	}
 	per := float64(o.zone) / 10000
-	fmt.Printf("\nResident memory per 10,000 records (over the empty zone's): etcdzone %.1f MiB, file %.1f MiB.\n\n", mib(rss[1]-rss[0])/per, mib(rss[2]-rss[0])/per)
+	// Each zone over the empty zone of its plugin.
+	for _, m := range []struct {
+		what string
+		of   []int64
+	}{{"Resident memory", rss}, {"Go heap in use", heap}} {
+		zone := func(i int) float64 { return mib(m.of[i]-m.of[runs[i].base]) / per }
+		fmt.Printf("\n%s per 10,000 records (over the empty zone's): etcdzone internal view %.1f MiB, external view %.1f MiB, both views %.1f MiB; file %.1f MiB. ", m.what, zone(1), zone(2), zone(3), zone(5))
+		fmt.Printf("etcdzone over file: internal view %.2f, external view %.2f (goal ≤ 1). Both views over one: %.2f × the internal view, %.2f × the external view (goal ≤ 1.3).\n", zone(1)/zone(5), zone(2)/zone(5), zone(3)/zone(1), zone(3)/zone(2))
+	}
+	fmt.Println()
 	return nil
 }
 
@@ -80,42 +102,45 @@ func writeHosts(path string, s subtreeShape, n int) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-// startZone starts coredns serving zone with directives, waits for the
-// zone's first answer (the SOA, which etcdzone gives once the zone is
-// loaded), and returns how long that took and coredns's resident memory a
-// while after.
-func startZone(ctx context.Context, o options, dir, zone, plugin, directives string) (time.Duration, int64, error) {
-	port, err := freePort()
+// startZone starts coredns with one server block for zone per element of
+// blocks, each holding those directives on a port of its own, waits for
+// the zone's first answer from every block (the SOA, which etcdzone gives
+// once the zone is loaded), and returns how long that took, and coredns's
+// resident memory and Go heap in use a while after.
+func startZone(ctx context.Context, o options, dir, zone, name string, blocks ...string) (took time.Duration, rss, heap int64, err error) {
+	var (
+		conf  strings.Builder
+		ports []int
+	)
+	metricsPort, err := freePort()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	name := plugin + "." + strings.TrimSuffix(zone, ".")
-	conf := filepath.Join(dir, "Corefile."+name)
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf(zoneCorefile, strings.TrimSuffix(zone, "."), port, directives)), 0o644); err != nil {
-		return 0, 0, err
+	for _, directives := range blocks {
+		port, err := freePort()
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		ports = append(ports, port)
+		fmt.Fprintf(&conf, zoneCorefile, strings.TrimSuffix(zone, "."), port, directives, metricsPort)
 	}
-	start := time.Now()
-	srv, err := launch(o.coredns, conf, filepath.Join(dir, "coredns."+name+".log"))
+	srv, start, err := launchCorefile(o, dir, name, conf.String())
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer srv.stop()
-	deadline := start.Add(5 * time.Minute)
-	for {
-		if r, err := query(port, zone, dns.TypeSOA); err == nil && r.Rcode == dns.RcodeSuccess {
-			break
+	for _, port := range ports {
+		if err := srv.waitSOA(ctx, port, zone, 5*time.Minute); err != nil {
+			return 0, 0, 0, err
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return 0, 0, fmt.Errorf("%s not loaded within 5 minutes: %s", zone, srv.output())
-		}
-		time.Sleep(5 * time.Millisecond) // polling the load
 	}
-	took := time.Since(start)
-	select {
-	case <-ctx.Done():
-		return 0, 0, ctx.Err()
-	case <-time.After(settle):
+	took = time.Since(start)
+	if err := settleMemory(ctx); err != nil {
+		return 0, 0, 0, err
 	}
-	rss, _, err := srv.memory()
-	return took, rss, err
+	if rss, _, err = srv.memory(); err != nil {
+		return 0, 0, 0, err
+	}
+	h, err := metric(metricsPort, "go_memstats_heap_inuse_bytes")
+	return took, rss, int64(h), err
 }

@@ -101,11 +101,13 @@ func TestHiddenPrimaryTwoUplinks(t *testing.T) {
 	t.Logf("AXFR of %d records with two global addresses: %v", len(rrs), time.Since(start))
 
 	before := query(t, "udp", primary.Addr("primary"), "example.com.", dns.TypeSOA).Answer[0].(*dns.SOA)
+	written := time.Now()
 	putRecords(t, etcd, a("added.example.com", "192.168.0.70"))
 	for _, s := range secondaries {
 		eventually(t, 10*time.Second, s.Name+": the added host", func() error {
 			return answers(s.Addr, "added.example.com.", dns.TypeA, both)
 		})
+		t.Logf("%s answers the added host %v after the write", s.Name, time.Since(written))
 		// A secondary may answer before it logs the transfer's end.
 		eventually(t, 10*time.Second, s.Name+": an incremental transfer in its log", func() error {
 			if !incremental(s.Name, s.Output()) {
