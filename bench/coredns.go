@@ -293,6 +293,11 @@ func freePort() (int, error) {
 func query(port int, name string, qtype uint16) (*dns.Msg, error) {
 	m := new(dns.Msg)
 	m.SetQuestion(dns.Fqdn(name), qtype)
+	return exchange(port, m)
+}
+
+// exchange sends m to the block on port over UDP.
+func exchange(port int, m *dns.Msg) (*dns.Msg, error) {
 	c := dns.Client{Timeout: 2 * time.Second}
 	r, _, err := c.Exchange(m, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	return r, err

@@ -25,7 +25,8 @@
 // answers and the memory, etcdzone against auto. With -percore N it
 // compares, each pinned to one CPU, the shipped external.Corefile on a zone
 // of N hosts with whoami, with its chain cut down, with the file plugin,
-// and with BIND 9 and Knot.
+// and with BIND 9 and Knot; with -signed instead, signed-primary.Corefile
+// and BIND 9 serving the zone signed, each with DO and without.
 //
 // Everything listens on loopback, on ports that were free; everything the
 // command starts is stopped before it exits. It needs dnsperf (Debian
@@ -35,6 +36,7 @@
 //
 //	go run ./bench [-coredns ./coredns] [-rounds 5] [-duration 5s] [-paths rrl,etcd+cache] [-soak 10m]
 //	go run ./bench -percore 2000 [-profile DIR -profile-of external,whoami]
+//	go run ./bench -percore 2000 -signed
 //	go run ./bench -zones 10000 [-zone-blocks 100]
 package main
 
@@ -66,6 +68,7 @@ type options struct {
 	transfer    int
 	zone        int
 	perCore     int
+	signed      bool
 	zones       int
 	zoneBlocks  int
 	examples    string
@@ -87,6 +90,7 @@ func main() {
 	flag.IntVar(&o.transfer, "transfer", 0, "instead of comparing: time AXFRs of an etcd zone of this many hosts (etcdzone) and report coredns's peak RSS")
 	flag.IntVar(&o.zone, "zone", 0, "instead of comparing: time etcdzone's start with a zone of this many records, and report its resident memory")
 	flag.IntVar(&o.perCore, "percore", 0, "instead of comparing: the per-core comparison of the shipped external.Corefile (rrl removed) with whoami, its chain cut down, the file plugin, BIND 9 and Knot, on a zone of this many hosts (issue 28: 2000)")
+	flag.BoolVar(&o.signed, "signed", false, "with -percore: instead, signed-primary.Corefile's external view and BIND 9 serving the zone signed by dnssec-signzone (ECDSAP256SHA256, NSEC3 iterations 0), each with DO and without (issue 31)")
 	flag.IntVar(&o.zones, "zones", 0, "instead of comparing: the time until this many zones of 5 records answer (a sample, then all), and the resident memory, etcdzone in one block and in -zone-blocks blocks against auto (issue 28: 10000)")
 	flag.IntVar(&o.zoneBlocks, "zone-blocks", 100, "with -zones: the server blocks the zones are spread over")
 	flag.StringVar(&o.examples, "examples", "corefile-examples", "the directory of the shipped Corefiles (-percore)")

@@ -26,6 +26,7 @@ type dnsperf struct {
 	clients int
 	rcodes  []string // the response codes a run accepts
 	cpus    string   // when set, the CPUs dnsperf is pinned to (taskset -c)
+	do      bool     // set the DO bit (EDNS0, dnsperf -D)
 }
 
 // target is a server dnsperf queries: its port on loopback and its process.
@@ -69,6 +70,9 @@ func (d dnsperf) run(ctx context.Context, b target, length time.Duration) (resul
 	args := []string{"-s", "127.0.0.1", "-p", strconv.Itoa(b.dnsPort()), "-d", d.queries,
 		"-l", strconv.FormatFloat(length.Seconds(), 'f', -1, 64),
 		"-c", strconv.Itoa(d.clients), "-t", "2"}
+	if d.do {
+		args = append(args, "-D")
+	}
 	cmd := exec.CommandContext(ctx, d.path, args...)
 	if d.cpus != "" {
 		cmd = exec.CommandContext(ctx, "taskset", append([]string{"-c", d.cpus, d.path}, args...)...)

@@ -37,6 +37,8 @@ type pinned struct {
 	srv  *coreDNS
 	// global says that its answers show the external view.
 	global bool
+	// do says that dnsperf queries it with the DO bit set.
+	do bool
 }
 
 func (p *pinned) String() string    { return fmt.Sprintf("%s (127.0.0.1:%d)", p.name, p.port) }
@@ -51,7 +53,9 @@ func (p *pinned) process() *coreDNS { return p.srv }
 // GOMAXPROCS=1, named -n 1, Knot with one UDP worker) and dnsperf pinned to
 // clientCPU. The zone holds o.perCore hosts; one query in ten asks for a
 // name that does not exist. The servers are measured in turn, the order
-// rotated each round; the ratios are taken within each round.
+// rotated each round; the ratios are taken within each round. With
+// o.signed the servers are instead those of startSigned: the signed zone,
+// each queried with DO and without.
 func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.Client, etcdEndpoint, dir string) error {
 	hosts := subtreeShape{name: "per core", apex: perCoreZone, addr: func(i int) string { return fmt.Sprintf("10.2.%d.%d", i>>8, i&0xff) }}
 	if err := loadSubtree(ctx, cli, hosts, o.perCore); err != nil {
@@ -76,15 +80,6 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 	if err := writeQueries(queryFile, qs); err != nil {
 		return err
 	}
-	example, err := os.ReadFile(filepath.Join(o.examples, "external.Corefile"))
-	if err != nil {
-		return err
-	}
-	variants, err := perCoreVariants(string(example))
-	if err != nil {
-		return err
-	}
-
 	var servers []*pinned
 	defer func() {
 		for _, s := range servers {
@@ -93,25 +88,13 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 	}()
 	env := map[string]string{"DOMAIN": strings.TrimSuffix(perCoreZone, "."), "GLOBAL_ADDR": globalV4, "NS": "ns1.example.org",
 		"ETCD_ENDPOINT": etcdEndpoint, "ZONE_FILE": internalZone}
-	var profiled []*pinned
-	for _, v := range variants {
-		s, err := startPinnedCoreDNS(ctx, o, dir, v.name, v.corefile, env)
-		if err != nil {
-			return err
-		}
-		s.global = v.global
-		servers = append(servers, s)
-		if o.profiles(v.name) {
-			profiled = append(profiled, s)
-		}
+	start, ratios := startPerCore, perCoreRatios
+	if o.signed {
+		start, ratios = startSigned, signedRatios
 	}
-	for _, start := range []func(context.Context, string, string) (*pinned, error){startPinnedBIND, startPinnedKnot} {
-		s, err := start(ctx, dir, externalZone)
-		if err != nil {
-			return err
-		}
-		s.global = true
-		servers = append(servers, s)
+	profiled, err := start(ctx, o, dir, env, externalZone, &servers)
+	if err != nil {
+		return err
 	}
 	for _, s := range servers {
 		want := globalV4
@@ -125,11 +108,16 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 		if got := addresses(r); got != want {
 			return fmt.Errorf("%s: h00001 A is %q, want %q", s, got, want)
 		}
+		if s.do {
+			if err := signedAnswer(s.port, "h00001."+perCoreZone); err != nil {
+				return fmt.Errorf("%s: %w", s, err)
+			}
+		}
 	}
 
 	perf := dnsperf{path: dnsperfPath, queries: queryFile, clients: o.clients, rcodes: []string{"NOERROR", "NXDOMAIN"}, cpus: clientCPU}
 	for _, s := range servers {
-		if _, err := perf.run(ctx, s, time.Second); err != nil {
+		if _, err := perf.with(s).run(ctx, s, time.Second); err != nil {
 			return err
 		}
 	}
@@ -141,13 +129,13 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 	// ratios and capacities hold each ratio's rounds: of queries per
 	// second, and of the CPU time per query inverted (the queries a whole
 	// CPU would answer), steadier on a machine others share.
-	ratios, capacities := map[string][]float64{}, map[string][]float64{}
+	perRound, capacities := map[string][]float64{}, map[string][]float64{}
 	fmt.Printf("| round | server | qps | CPU µs/query | lost |\n|---|---|---|---|---|\n")
 	for round := range o.rounds {
 		got, cost := map[string]float64{}, map[string]float64{}
 		for i := range servers {
 			s := servers[(i+round)%len(servers)]
-			r, err := perf.measure(ctx, s, o.duration)
+			r, err := perf.with(s).measure(ctx, s, o.duration)
 			if err != nil {
 				return err
 			}
@@ -156,9 +144,9 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 			cpu[s] = append(cpu[s], µs(r.cpu))
 			got[s.name], cost[s.name] = r.qps, µs(r.cpu)
 		}
-		for _, c := range perCoreRatios {
+		for _, c := range ratios {
 			if got[c.over] > 0 {
-				ratios[c.name()] = append(ratios[c.name()], got[c.of]/got[c.over])
+				perRound[c.name()] = append(perRound[c.name()], got[c.of]/got[c.over])
 			}
 			if cost[c.of] > 0 {
 				capacities[c.name()] = append(capacities[c.name()], cost[c.over]/cost[c.of])
@@ -166,7 +154,7 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 		}
 	}
 	if o.rounds > 0 {
-		perCoreSummary(servers, qps, cpu, ratios, capacities)
+		perCoreSummary(servers, ratios, qps, cpu, perRound, capacities)
 	}
 	for _, s := range profiled {
 		if err := profile(ctx, perf, s, o); err != nil {
@@ -176,15 +164,50 @@ func perCore(ctx context.Context, o options, dnsperfPath string, cli *clientv3.C
 	return nil
 }
 
+// startPerCore starts the servers of the per-core comparison of issue 28
+// into servers: the variants of external.Corefile, then BIND 9 and Knot
+// serving externalZone. It returns those of them to profile.
+func startPerCore(ctx context.Context, o options, dir string, env map[string]string, externalZone string, servers *[]*pinned) ([]*pinned, error) {
+	example, err := os.ReadFile(filepath.Join(o.examples, "external.Corefile"))
+	if err != nil {
+		return nil, err
+	}
+	variants, err := perCoreVariants(string(example))
+	if err != nil {
+		return nil, err
+	}
+	var profiled []*pinned
+	for _, v := range variants {
+		s, err := startPinnedCoreDNS(ctx, o, dir, v.name, v.corefile, env)
+		if err != nil {
+			return nil, err
+		}
+		s.global = v.global
+		*servers = append(*servers, s)
+		if o.profiles(v.name) {
+			profiled = append(profiled, s)
+		}
+	}
+	for _, start := range []func(context.Context, string, string) (*pinned, error){startPinnedBIND, startPinnedKnot} {
+		s, err := start(ctx, dir, externalZone)
+		if err != nil {
+			return nil, err
+		}
+		s.global = true
+		*servers = append(*servers, s)
+	}
+	return profiled, nil
+}
+
 // perCoreSummary prints each server's median queries per second and CPU
 // time per query, and the medians and ranges of the ratios of the rounds.
-func perCoreSummary(servers []*pinned, qps, cpu map[*pinned][]float64, ratios, capacities map[string][]float64) {
+func perCoreSummary(servers []*pinned, compared []ratio, qps, cpu map[*pinned][]float64, ratios, capacities map[string][]float64) {
 	fmt.Printf("\n| server | median qps | median CPU µs/query |\n|---|---|---|\n")
 	for _, s := range servers {
 		fmt.Printf("| %s | %.0f | %.1f |\n", s.name, median(qps[s]), median(cpu[s]))
 	}
 	fmt.Printf("\nRatios, taken within each round (median, range), of queries per second and of CPU time per query (inverted):\n\n| ratio | qps: median | range | goal | CPU: median | range |\n|---|---|---|---|---|---|\n")
-	for _, c := range perCoreRatios {
+	for _, c := range compared {
 		rs := ratios[c.name()]
 		if len(rs) == 0 {
 			continue
