@@ -39,7 +39,7 @@ func startSigned(ctx context.Context, o options, dir string, env map[string]stri
 		return nil, fmt.Errorf("dnssec-keygen (apt-get install -y bind9-utils): %w", err)
 	}
 	signedZone := externalZone + ".signed"
-	if out, err := exec.Command("dnssec-signzone", "-q", "-S", "-z", "-K", keyDir, "-o", perCoreZone, "-3", "-", "-H", "0", "-f", signedZone, externalZone).CombinedOutput(); err != nil {
+	if out, err := exec.Command("dnssec-signzone", "-q", "-S", "-z", "-K", keyDir, "-d", keyDir, "-o", perCoreZone, "-3", "-", "-H", "0", "-f", signedZone, externalZone).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("dnssec-signzone: %w\n%s", err, out)
 	}
 	example, err := os.ReadFile(filepath.Join(o.examples, "signed-primary.Corefile"))
