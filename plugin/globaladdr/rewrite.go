@@ -70,12 +70,8 @@ func (p *policy) section(rrs []dns.RR, from int, g *globals, t *tally) ([]dns.RR
 			out, err = p.rewriteAddr(out, &seen, rr, g, t)
 		case rewriteHints:
 			out, err = p.rewriteHints(out, rr, g, t)
-		case dropAddr, dropData:
-			t.dropped(rr.Header().Rrtype, 1)
-		case dropHidden:
-			t.hidden++
-		case dropRegistry:
-			t.droppedTXT++
+		default:
+			t.drop(act, rr)
 		}
 		if err != nil {
 			return nil, err
@@ -86,6 +82,28 @@ func (p *policy) section(rrs []dns.RR, from int, g *globals, t *tally) ([]dns.RR
 	}
 	uniformTTL(out)
 	return out, nil
+}
+
+// count counts in t what the view does to rr, as section does, without
+// making what rr becomes: it runs after every answer of a zone that a
+// backend serves as the view shows it (Judged).
+func (p *policy) count(rr dns.RR, g *globals, t *tally) {
+	switch act := p.judge(rr); act {
+	case keep:
+	case rewriteAddr:
+		ip, v4, _ := address(rr)
+		a, _ := addrOf(ip, v4)
+		var buf [1]net.IP
+		if repl, _ := p.replace(a, g, &buf); len(repl) > 0 {
+			t.rewritten(rr.Header().Rrtype)
+		} else {
+			t.dropped(rr.Header().Rrtype, 1)
+		}
+	case rewriteHints:
+		_, _ = p.rewriteHints(nil, rr, g, t) // SVCB and HTTPS: rare
+	default:
+		t.drop(act, rr)
+	}
 }
 
 // rewriteAddr appends to out what the internal A or AAAA record rr becomes,

@@ -51,6 +51,18 @@ func (t *tally) dropped(typ uint16, n int) {
 	}
 }
 
+// drop counts rr, left out of the view by act, one of the drop actions.
+func (t *tally) drop(act action, rr dns.RR) {
+	switch act {
+	case dropAddr, dropData:
+		t.dropped(rr.Header().Rrtype, 1)
+	case dropHidden:
+		t.hidden++
+	case dropRegistry:
+		t.droppedTXT++
+	}
+}
+
 func (t *tally) addRare(typ uint16, rewritten bool, n int) {
 	for i := range t.rare {
 		if c := &t.rare[i]; c.typ == typ && c.rewritten == rewritten {

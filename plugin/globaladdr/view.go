@@ -35,14 +35,17 @@ func (g *GlobalAddr) Serve(zones []string) (undo func()) {
 // Judged implements view.View: it counts what the view did to rrs, the
 // records of a question's name and type as the backend holds them, as the
 // rewrite counts what it does to an answer: rewritten, dropped, hidden,
-// ownership records. The backend's zone already showed them so.
+// ownership records. The backend's zone already showed them so; this only
+// judges them, allocating no records, as it runs after every answer.
 func (g *GlobalAddr) Judged(ctx context.Context, rrs []dns.RR) {
 	addrs := g.addrs.Load()
 	if addrs == nil {
 		return
 	}
 	var t tally
-	_, _ = g.policy.section(rrs, g.policy.firstChange(rrs), addrs, &t) // addrs is known: no error
+	for _, rr := range rrs {
+		g.policy.count(rr, addrs, &t)
+	}
 	t.report(ctx)
 }
 

@@ -32,7 +32,11 @@ func parseHTTPS(c *caddy.Controller, args []string) ([]Prober, error) {
 		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
 			return nil, c.Errf("%q is not an https:// URL (without user information)", arg)
 		}
-		ps = append(ps, &httpsProber{url: u.String()})
+		// Logs and metric labels name the URL without its query, which
+		// may carry a token.
+		shown := *u
+		shown.RawQuery, shown.Fragment = "", ""
+		ps = append(ps, &httpsProber{url: u.String(), shown: shown.String()})
 	}
 	return ps, nil
 }
@@ -41,6 +45,7 @@ func parseHTTPS(c *caddy.Controller, args []string) ([]Prober, error) {
 // whose body is the address.
 type httpsProber struct {
 	url    string
+	shown  string       // url without its query, for logs and metrics
 	client *http.Client // set by Config.New, with the https_ca roots
 }
 
@@ -66,7 +71,7 @@ func newHTTPSClient(roots *x509.CertPool) *http.Client {
 }
 
 // String implements fmt.Stringer.
-func (p *httpsProber) String() string { return "https " + p.url }
+func (p *httpsProber) String() string { return "https " + p.shown }
 
 // Probe implements Prober.
 func (p *httpsProber) Probe(ctx context.Context) ([]netip.Addr, error) {
@@ -76,16 +81,19 @@ func (p *httpsProber) Probe(ctx context.Context) ([]netip.Addr, error) {
 	}
 	req.Header.Set("Accept", "text/plain")
 	resp, err := p.client.Do(req)
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		ue.URL = p.shown // its query may carry a token
+	}
 	if err != nil {
 		var cv *tls.CertificateVerificationError
 		if errors.As(err, &cv) {
-			return nil, Errorf(ReasonTLS, "the certificate of %s does not verify: %w", p.url, err)
+			return nil, Errorf(ReasonTLS, "the certificate of %s does not verify: %w", p.shown, err)
 		}
 		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, Errorf(ReasonRejected, "%s answered %s", p.url, resp.Status)
+		return nil, Errorf(ReasonRejected, "%s answered %s", p.shown, resp.Status)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxEchoBody+1))
 	if err != nil {
@@ -93,7 +101,7 @@ func (p *httpsProber) Probe(ctx context.Context) ([]netip.Addr, error) {
 	}
 	a, err := parseEchoBody(body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.url, err)
+		return nil, fmt.Errorf("%s: %w", p.shown, err)
 	}
 	return []netip.Addr{a}, nil
 }
