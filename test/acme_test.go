@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,11 +113,19 @@ func TestACMECertificate(t *testing.T) {
 
 // expandExample returns corefile with its {$NAME} placeholders replaced by
 // env's values, as CoreDNS replaces them from the environment, which
-// parallel tests cannot set. t fails if env lacks one.
+// parallel tests cannot set. t fails if env lacks one, but for etcd's
+// credentials and client certificate, which unset give none (and which
+// this leaves to CoreDNS, from the environment, where they are unset).
 func expandExample(t *testing.T, corefile string, env map[string]string) string {
 	t.Helper()
 	return envPlaceholder.ReplaceAllStringFunc(corefile, func(placeholder string) string {
-		value, ok := env[envPlaceholder.FindStringSubmatch(placeholder)[1]]
+		name := envPlaceholder.FindStringSubmatch(placeholder)[1]
+		value, ok := env[name]
+		if value == "" && slices.Contains(etcdSecurityPlaceholders, name) {
+			// Left to CoreDNS, which expands an unset variable to an
+			// empty argument: a line of them gives no credentials.
+			return placeholder
+		}
 		if !ok {
 			t.Fatalf("the Corefile uses %s, which the test does not set", placeholder)
 		}

@@ -55,7 +55,8 @@ var chartCases = []chartCase{
 	},
 	{
 		values: "uplink-values.yaml", example: "uplink.Corefile",
-		added: []string{"from stun stun1.example.net 192.0.2.3:3478 stun2.example.org", "every 60s"},
+		added:   []string{"from stun stun1.example.net 192.0.2.3:3478 stun2.example.org", "every 60s"},
+		removed: etcdSecurity(1),
 	},
 }
 
