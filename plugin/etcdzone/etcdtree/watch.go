@@ -11,7 +11,6 @@ import (
 	"time"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
-	"github.com/globaladdr/globaladdr/internal/wait"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -90,6 +89,24 @@ type tree struct {
 	f Follower
 }
 
+// pause waits d, or until ctx ends (false), meanwhile passing c.Rejudge on
+// to f: a change of the view and a refresh of the signatures need no etcd,
+// so they go on from what the zone holds while etcd is away.
+func (t *tree) pause(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return true
+		case <-t.c.Rejudge:
+			t.f.Rejudge()
+		}
+	}
+}
+
 // Follow keeps f up to date with c's keys until ctx ends: it loads them,
 // then applies what one watch of them delivers. It loads them again when
 // the watch can't catch up (etcd compacted what it missed). While etcd
@@ -110,7 +127,7 @@ func Follow(ctx context.Context, c Config, f Follower) {
 			log.Warningf("zone %s: %s etcd at %s: %v", c.Name, what, c.Where, err)
 		}
 	}
-	for delay := time.Duration(0); wait.For(ctx, delay); {
+	for delay := time.Duration(0); t.pause(ctx, delay); {
 		delay = retry
 		d, rev, written, err := t.load(ctx)
 		if err != nil {
@@ -124,7 +141,7 @@ func Follow(ctx context.Context, c Config, f Follower) {
 		w := &watch{t: t, next: written + 1, loaded: rev, pending: d, written: written}
 		for err = w.run(ctx, &failed); err != nil && !errors.Is(err, errStale); err = w.run(ctx, &failed) {
 			fail("watching", err)
-			if !wait.For(ctx, retry) {
+			if !t.pause(ctx, retry) {
 				return
 			}
 		}
