@@ -149,9 +149,23 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
 	}
 	state := request.Request{W: w, Req: r}
-	w.WriteMsg(x.answer(ctx, state, z))
+	m := x.answer(ctx, state, z)
+	x.withoutHiddenSOA(m)
+	w.WriteMsg(m)
 	x.judged(ctx, state, z)
 	return dns.RcodeSuccess, nil
+}
+
+// withoutHiddenSOA leaves the SOA out of m, a negative answer, when the
+// view hides it (the apex of a reverse zone of internal addresses): as the
+// view's rewrite leaves it out of the answers of other backends.
+func (x *EtcdZone) withoutHiddenSOA(m *dns.Msg) {
+	if x.view == nil || len(m.Answer) > 0 || len(m.Ns) != 1 || m.Ns[0].Header().Rrtype != dns.TypeSOA {
+		return
+	}
+	if st := x.view.Current(); st != nil && len(st.Show(m.Ns)) == 0 {
+		m.Ns = nil
+	}
 }
 
 // judged tells the view, if any, what it did to the records of state's
