@@ -42,6 +42,15 @@ type Config struct {
 	Plaintext bool
 	// given is the first property given, for errors; "" for none.
 	given string
+	// tlsFiles are the files tls names, for ID.
+	tlsFiles []string
+}
+
+// ID returns what tells the connection apart from another: two configs with
+// the same ID open the same connection (same endpoints, TLS files,
+// credentials). It holds the password: never log it.
+func (cfg *Config) ID() string {
+	return fmt.Sprintf("%q %q %q %q %v", cfg.endpoints(), cfg.tlsFiles, cfg.Username, cfg.Password, cfg.Plaintext)
 }
 
 // Properties are the properties Parse reads.
@@ -134,7 +143,7 @@ func (cfg *Config) parseTLS(c *caddy.Controller, args []string) error {
 	if err != nil {
 		return c.Errf("%q: %v", strings.Join(append([]string{"tls"}, args...), " "), err)
 	}
-	cfg.TLS = t
+	cfg.TLS, cfg.tlsFiles = t, args
 	return nil
 }
 

@@ -61,6 +61,8 @@ type EtcdZone struct {
 	// where is the Corefile's file and line of the directive, for
 	// start-up errors.
 	where string
+	// instance is the Corefile instance's token (see instanceOf).
+	instance any
 	// cfg is the server block's configuration.
 	cfg *dnsserver.Config
 
@@ -68,12 +70,14 @@ type EtcdZone struct {
 	// its view (each nil when the block has none), and the zones.
 	etcd *etcd.Etcd
 	xfr  *transfer.Transfer
-	// client is the connection to etcd; etcdTTL the etcd plugin on it,
-	// which makes the TTLs of keys with a lease.
-	client  *etcdclient.Client
-	etcdTTL *etcd.Etcd
-	view    view.View
-	zones   []*hosted
+	// tree is the etcd tree the zones follow, which the block may share
+	// with other blocks of its instance; client is its connection to etcd.
+	tree   *sharedTree
+	client *etcdclient.Client
+	view   view.View
+	// zones are the zones; byName has them by their names.
+	zones  []*hosted
+	byName zoneMap[*hosted]
 	// stop ends the zones' goroutines; nil before start.
 	stop func()
 
@@ -182,19 +186,9 @@ func (x *EtcdZone) judged(ctx context.Context, state request.Request, z *hosted)
 }
 
 // zoneOf returns the zone name is in, nil when it is in none of them.
-func (x *EtcdZone) zoneOf(name string) *hosted { return deepest(x.zones, name) }
-
-// deepest returns the deepest of zones that name is in, nil when it is in
-// none of them. It compares suffixes, allocating nothing: every query of the
-// block asks.
-func deepest(zones []*hosted, name string) *hosted {
-	var best *hosted
-	for _, z := range zones {
-		if inZone(name, z.name) && (best == nil || len(z.name) > len(best.name)) {
-			best = z
-		}
-	}
-	return best
+func (x *EtcdZone) zoneOf(name string) *hosted {
+	z, _ := x.byName.deepest(name)
+	return z
 }
 
 // answer returns the reply to state's query for a name in z, from z's

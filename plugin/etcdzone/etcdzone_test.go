@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -64,11 +63,7 @@ func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
 func runTestZone(t testing.TB, x *EtcdZone) *EtcdZone {
 	t.Helper()
 	zones := setZones(t, x)
-	ctx, cancel := context.WithCancel(context.Background())
-	var done sync.WaitGroup
-	done.Add(1)
-	go func() { defer done.Done(); etcdtree.Follow(ctx, x.treeConfig(zones[0]), follower{x, zones[0]}) }()
-	t.Cleanup(func() { cancel(); done.Wait() })
+	t.Cleanup(x.follow(zones))
 	x.waitLoaded(30 * time.Second)
 	if !x.Ready() {
 		t.Fatal("the zone did not load")
@@ -91,10 +86,11 @@ func newTestPlugin(t testing.TB, s *etcdtest.Server, names ...string) *EtcdZone 
 		journalRecords: defaultJournalRecords,
 		journalBytes:   defaultJournalBytes,
 	}
-	if err := x.openClient(); err != nil {
+	x.instance = new(byte) // a tree of its own (see treeID)
+	if err := x.open(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { x.client.Close() })
+	t.Cleanup(x.tree.release)
 	return x
 }
 
@@ -105,7 +101,7 @@ func setZones(t testing.TB, x *EtcdZone) []*hosted {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x.zones = zones
+	x.setZones(zones)
 	return zones
 }
 
@@ -490,13 +486,7 @@ func TestInnerZone(t *testing.T) {
 		externaldns.Record{Name: "app.lan.example.com", Type: "A", Targets: []string{"192.168.0.52"}})
 	x := newTestPlugin(t, s, "example.com.", "lan.example.com.")
 	zones := setZones(t, x)
-	ctx, cancel := context.WithCancel(context.Background())
-	var done sync.WaitGroup
-	for _, z := range zones {
-		done.Add(1)
-		go func() { defer done.Done(); etcdtree.Follow(ctx, x.treeConfig(z), follower{x, z}) }()
-	}
-	t.Cleanup(func() { cancel(); done.Wait() })
+	t.Cleanup(x.follow(zones))
 	poll.Until(t, 10*time.Second, "the zones loaded", func() error {
 		if !x.Ready() {
 			return errors.New("not loaded")
@@ -522,14 +512,8 @@ func TestInnerZone(t *testing.T) {
 	}
 }
 
-// TestZoneSet tells the zones a name lies in, by the names above it.
-func TestZoneSet(t *testing.T) {
-	if got, want := above("App.Example.COM"), []string{"example.com.", "com.", "."}; !slices.Equal(got, want) {
-		t.Errorf("above: %v, want %v", got, want)
-	}
-	if got := above("."); got != nil {
-		t.Errorf("above the root: %v", got)
-	}
+// TestZoneMap finds the deepest zone of a name, by the names above it.
+func TestZoneMap(t *testing.T) {
 	s := newZoneSet([]string{"Example.com.", "in.lab.example.net."})
 	for name, want := range map[string]bool{
 		"example.com.": true, "a.b.EXAMPLE.com": true, "com.": false, "xexample.com.": false,
@@ -539,7 +523,16 @@ func TestZoneSet(t *testing.T) {
 			t.Errorf("holds(%q) = %v, want %v", name, got, want)
 		}
 	}
-	if !newZoneSet([]string{"."}).holds("example.com.") {
+	if !newZoneSet([]string{"."}).holds("example.com.") || !newZoneSet([]string{"."}).holds(".") {
 		t.Error("the root holds no name")
+	}
+	zones := []*hosted{{name: "example.com."}, {name: "lan.example.com."}}
+	m := byName(zones)
+	for name, want := range map[string]*hosted{
+		"example.com.": zones[0], "a.example.com.": zones[0], "lan.example.com.": zones[1], "A.Lan.Example.Com.": zones[1], "example.org.": nil,
+	} {
+		if got, _ := m.deepest(name); got != want {
+			t.Errorf("deepest(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

@@ -15,8 +15,9 @@ import (
 // inside the subdomain it serves has glue, without which no resolver could
 // reach it; and that the names of update_allow lie in the zones.
 func (x *EtcdZone) placeFixed(zones []*hosted) error {
+	in := byName(zones)
 	for _, d := range x.delegations {
-		z := deepest(zones, d.name)
+		z, _ := in.deepest(d.name)
 		if z == nil || z.name == d.name {
 			return x.errorf(d.where, "%q: a delegation must lie below one of the zones %v", d.name, zoneNames(zones))
 		}
@@ -29,7 +30,7 @@ func (x *EtcdZone) placeFixed(zones []*hosted) error {
 		}
 	}
 	for _, g := range x.glue {
-		z := deepest(zones, g.name)
+		z, _ := in.deepest(g.name)
 		switch {
 		case z == nil:
 			return x.errorf(g.where, "%q: glue must lie inside one of the zones %v", g.name, zoneNames(zones))
@@ -39,7 +40,7 @@ func (x *EtcdZone) placeFixed(zones []*hosted) error {
 		z.fixed["glue "+g.name] = x.apex.AddressRecords(g.name, g.addrs)
 	}
 	for _, r := range x.rules {
-		if name := strings.TrimPrefix(r.Name, "*."); name != "@" && name != "*" && name != update.ChallengeLabel+"*" && deepest(zones, name) == nil {
+		if name := strings.TrimPrefix(r.Name, "*."); name != "@" && name != "*" && name != update.ChallengeLabel+"*" && !in.holds(name) {
 			return x.errorf(r.Where, "%q: update_allow's name must lie in one of the zones %v", r.Name, zoneNames(zones))
 		}
 	}

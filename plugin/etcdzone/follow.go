@@ -4,10 +4,10 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 
-	"go.etcd.io/etcd/api/v3/mvccpb"
+	"github.com/miekg/dns"
 )
 
-// follower is z as the follower of its keys in etcd.
+// follower is z as the follower of its keys in the etcd tree.
 type follower struct {
 	x *EtcdZone
 	z *hosted
@@ -18,9 +18,19 @@ var _ etcdtree.Follower = follower{}
 // NewIndex implements etcdtree.Follower: the records the Corefile adds.
 func (f follower) NewIndex() *zone.Index { return zone.NewIndex(f.z.fixed) }
 
-// Read implements etcdtree.Follower.
-func (f follower) Read(kv *mvccpb.KeyValue, deleted bool) zone.Source {
-	return f.x.readKey(f.z, kv, deleted)
+// Accept implements etcdtree.Follower: the zone serves a key's records at
+// a name in the zone. A key that can't be read is logged, counted, and
+// holds none.
+func (f follower) Accept(key string, src *zone.Source, err error) bool {
+	if err == nil && !dns.IsSubDomain(f.z.name, src.Owner) {
+		err = errOutside
+	}
+	if err != nil {
+		log.Warningf("zone %s: %s: %v; skipped", f.z.name, key, err)
+		skippedKeys.WithLabelValues(f.z.server, f.z.name).Inc()
+		return false
+	}
+	return true
 }
 
 // Install implements etcdtree.Follower: it makes idx the zone's, with the
@@ -50,15 +60,17 @@ func (f follower) Changed(changed map[string]bool, rev int64) {
 	f.x.commit(f.z, changed, f.z.serial.At(rev))
 }
 
-// Rejudge implements etcdtree.Follower: it builds the zone again after its
-// view changed, and refreshes its signatures when their timer asks (the
-// signal is shared).
+// Rejudge implements etcdtree.Follower: it refreshes the zone's signatures
+// when their timer asks, and builds the zone again when its view changed.
 func (f follower) Rejudge() {
 	if g := f.z.signing; g != nil && g.due.Swap(false) {
 		f.x.refresh(f.z)
-		if v := f.z.current.Load(); f.x.view == nil || v != nil && v.State == f.x.view.Current() {
-			return
-		}
+	}
+	if v := f.z.current.Load(); f.x.view == nil || v != nil && v.State == f.x.view.Current() {
+		return
 	}
 	f.x.rejudge(f.z)
 }
+
+// Failed implements etcdtree.Follower.
+func (f follower) Failed() { etcdErrors.WithLabelValues(f.z.server, f.z.name).Inc() }

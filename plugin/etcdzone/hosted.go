@@ -1,25 +1,24 @@
 package etcdzone
 
 import (
-	"slices"
+	"errors"
 	"strings"
 	"sync/atomic"
 
-	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 )
 
 // hosted is one zone of the plugin, as it follows etcd and serves its view.
 type hosted struct {
 	// name is the zone's name, lower case and fully qualified.
 	name string
-	// keys are the zone's keys in etcd.
-	keys etcdtree.Keys
+	// apexKey is the etcd key of the zone's apex: its keys are at and
+	// below it, but for those of the block's zones inside it.
+	apexKey string
 	// fixed are the records the Corefile puts into the zone, by a source
 	// name of their own: NS records of delegations, and glue.
 	fixed map[string][]dns.RR
@@ -37,7 +36,7 @@ type hosted struct {
 	// signing signs the zone; nil when it is not signed.
 	signing *signing
 
-	// Changed only by the goroutine that follows the zone: the index
+	// Changed only by the goroutine that follows the etcd tree: the index
 	// (nil until loaded), the serial (current's, or the next one's while
 	// the view can't judge), and the view's revision the serial counts.
 	idx     *zone.Index
@@ -47,33 +46,15 @@ type hosted struct {
 	// serialMoved holds a signal while a move of the serial waits to be
 	// announced to the secondaries.
 	serialMoved chan struct{}
-	// rejudge holds a signal while the view's global addresses changed and
-	// the zone's records wait to be judged again (see view).
-	rejudge chan struct{}
+	// sub is the zone's share of the etcd tree; it has the zone judged
+	// again (the view's global addresses changed, or the signatures are
+	// due), on the tree's goroutine.
+	sub *etcdtree.Sub
 }
 
-// readKey returns the records of the put (kv) or delete of one of z's etcd
-// keys. A key that can't be read is logged, counted, and holds none.
-func (x *EtcdZone) readKey(z *hosted, kv *mvccpb.KeyValue, deleted bool) zone.Source {
-	k := zone.Source{Key: string(kv.Key)}
-	if deleted {
-		return k
-	}
-	owner, rrs, err := x.decode(z, kv)
-	if err != nil {
-		log.Warningf("zone %s: %s: %v; skipped", z.name, kv.Key, err)
-		skippedKeys.WithLabelValues(z.server, z.name).Inc()
-		return k
-	}
-	k.Owner, k.RRs = owner, rrs
-	return k
-}
-
-// decode returns the records the etcd key kv of z holds, at their owner
-// name, with the TTL the etcd plugin gives them.
-func (x *EtcdZone) decode(z *hosted, kv *mvccpb.KeyValue) (string, []dns.RR, error) {
-	return zone.Decode(z.name, string(kv.Key), kv.Value, func(s *msg.Service) uint32 { return x.etcdTTL.TTL(kv, s) })
-}
+// errOutside says why a key whose owner name is outside its zone holds no
+// record of the zone.
+var errOutside = errors.New("its name is outside the zone")
 
 // commit makes s z's serial, and publishes the version of z that idx and
 // the view's state give, after a change of the owner names in changed
@@ -170,40 +151,4 @@ func inZone(name, zone string) bool {
 		return false
 	}
 	return n == l || name[n-l-1] == '.'
-}
-
-// zoneSet is a set of zone names, in lower case. It finds the zones of a
-// name by walking up the name's labels: as many lookups as the name has
-// labels, however many zones the set holds.
-type zoneSet map[string]bool
-
-// newZoneSet returns the set of names.
-func newZoneSet(names []string) zoneSet {
-	s := make(zoneSet, len(names))
-	for _, name := range names {
-		s[strings.ToLower(dns.Fqdn(name))] = true
-	}
-	return s
-}
-
-// holds reports whether name is one of s's zones or lies below one.
-func (s zoneSet) holds(name string) bool {
-	if s[strings.ToLower(dns.Fqdn(name))] {
-		return true
-	}
-	return slices.ContainsFunc(above(name), func(up string) bool { return s[up] })
-}
-
-// above returns the names above name, fully qualified and in lower case:
-// its parent first, the root last; none for the root.
-func above(name string) []string {
-	name = strings.ToLower(dns.Fqdn(name))
-	if name == "." {
-		return nil
-	}
-	var up []string
-	for i, end := dns.NextLabel(name, 0); !end; i, end = dns.NextLabel(name, i) {
-		up = append(up, name[i:])
-	}
-	return append(up, ".")
 }

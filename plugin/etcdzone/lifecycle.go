@@ -46,7 +46,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	if _, ok := cfg.Handler("tsig").(*tsig.TSIGServer); len(x.rules) > 0 && !ok {
 		return x.errorf(x.rules[0].Where, "update needs the tsig plugin in this server block: it checks the UPDATEs' signatures")
 	}
-	if err := x.openClient(); err != nil {
+	if err := x.open(); err != nil {
 		return err
 	}
 	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
@@ -55,30 +55,21 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		err = x.newSigners(zones)
 	}
 	if err != nil {
-		x.client.Close()
+		x.tree.release()
 		return err
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	var done sync.WaitGroup
-	unsubscribe, unserve := func() {}, func() {}
+	unserve := func() {}
 	if x.view = view.Of(cfg.Handlers()); x.view != nil {
-		unsubscribe = x.view.Subscribe(func() {
-			for _, z := range zones {
-				signal(z.rejudge)
-			}
-		})
 		unserve = x.view.Serve(zoneNames(zones))
 	}
-	x.mu.Lock()
-	x.zones = zones
-	x.mu.Unlock()
+	x.setZones(zones)
+	leave := x.follow(zones)
+	ctx, cancel := context.WithCancel(context.Background())
+	var done sync.WaitGroup
+	done.Add(1)
+	go func() { defer done.Done(); x.watchContact(ctx, zones) }()
 	for _, z := range zones {
-		loadedGauge.WithLabelValues(z.server, z.name).Set(0)
-		done.Add(1)
-		go func() { defer done.Done(); etcdtree.Follow(ctx, x.treeConfig(z), follower{x, z}) }()
-		done.Add(1)
-		go func() { defer done.Done(); x.watchContact(ctx, z) }()
 		if x.xfr != nil {
 			done.Add(1)
 			go func() { defer done.Done(); x.announce(ctx, z) }()
@@ -90,13 +81,66 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	}
 	x.stop = func() {
 		unserve()
-		unsubscribe()
+		leave()
 		cancel()
 		done.Wait()
-		x.client.Close()
+		x.tree.release()
 	}
 	x.waitLoaded(startWait)
 	return nil
+}
+
+// setZones makes zones x's.
+func (x *EtcdZone) setZones(zones []*hosted) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.zones, x.byName = zones, byName(zones)
+}
+
+// open opens the etcd tree the block's zones follow (see openTree).
+func (x *EtcdZone) open() error {
+	t, err := x.openTree()
+	if err != nil {
+		return err
+	}
+	x.mu.Lock() // Ready may be asked meanwhile
+	x.tree, x.client = t, t.client
+	x.mu.Unlock()
+	return nil
+}
+
+// follow has zones follow the block's etcd tree, the block's zones as one
+// group (each key is the deepest zone's), and be judged again each time the
+// view changes, until leave.
+func (x *EtcdZone) follow(zones []*hosted) (leave func()) {
+	apexes := make([]string, len(zones))
+	followers := make([]etcdtree.Follower, len(zones))
+	for i, z := range zones {
+		loadedGauge.WithLabelValues(z.server, z.name).Set(0)
+		apexes[i], followers[i] = z.apexKey, follower{x, z}
+	}
+	subs := x.tree.tree.Join(x, apexes, followers)
+	for i, z := range zones {
+		z.sub = subs[i]
+	}
+	unsubscribe := func() {}
+	if x.view != nil {
+		rejudge := func() {
+			for _, s := range subs {
+				s.Rejudge()
+			}
+		}
+		unsubscribe = x.view.Subscribe(rejudge)
+		// A change before Subscribe is judged too; a zone judged at the
+		// view's current state is left as it is.
+		rejudge()
+	}
+	return func() {
+		unsubscribe()
+		for _, s := range subs {
+			s.Leave()
+		}
+	}
 }
 
 // newZones returns the zones x serves on server: those the Corefile names,
@@ -115,49 +159,20 @@ func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 		}
 		z := &hosted{
 			name:        name,
-			keys:        etcdtree.Keys{Key: msg.Path(name, x.etcd.PathPrefix)},
+			apexKey:     msg.Path(name, x.etcd.PathPrefix),
 			server:      server,
 			fixed:       map[string][]dns.RR{},
 			journal:     zone.NewJournal(x.journalRecords, x.journalBytes),
 			config:      &zone.Zone{Name: name, Apex: &x.apex, Upstream: chaser{x}},
 			serialMoved: make(chan struct{}, 1),
-			rejudge:     make(chan struct{}, 1),
 		}
 		zones = append(zones, z)
 		byName[strings.ToLower(name)] = z
-	}
-	// A zone's inner zones are those below it: each zone is found in the
-	// zones above its name, one lookup per label, not in every other zone.
-	for _, inner := range zones {
-		for _, up := range above(inner.name) {
-			if z := byName[up]; z != nil {
-				z.keys.Inner = append(z.keys.Inner, inner.keys.Key)
-			}
-		}
 	}
 	if err := x.placeFixed(zones); err != nil {
 		return nil, err
 	}
 	return zones, nil
-}
-
-// treeConfig returns what following z's keys in etcd needs.
-func (x *EtcdZone) treeConfig(z *hosted) etcdtree.Config {
-	return etcdtree.Config{
-		Client:  x.client.Client,
-		Where:   x.client.String(),
-		Explain: x.client.Explain,
-		Keys:    z.keys,
-		Name:    z.name,
-		// The watch has a gRPC stream of its own (etcd's client shares
-		// one among the watches of the same metadata): etcd reports
-		// progress on a stream only once every watch on it has caught
-		// up, and the block's other watches (globaladdr's from etcd)
-		// must not hold that back.
-		Stream:  z.server + " " + z.name,
-		Errors:  etcdErrors.WithLabelValues(z.server, z.name),
-		Rejudge: z.rejudge,
-	}
 }
 
 // waitLoaded waits until every zone is loaded, or for d.

@@ -30,6 +30,7 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error(pluginName, err)
 	}
 	x.cfg = dnsserver.GetConfig(c)
+	x.instance = instanceOf(c)
 	etcdclient.GuardEtcdSetup(log)
 	// The server answers UPDATEs NOTIMP unless a plugin takes them: the
 	// zones answer theirs, refused unless the Corefile has update rules.

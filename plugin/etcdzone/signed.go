@@ -69,9 +69,10 @@ func (x *EtcdZone) newSigners(zones []*hosted) error {
 		g.keys = names
 		z.signing = g
 	}
+	in := byName(zones)
 	for _, r := range d.ds {
 		name := r.ds.Hdr.Name
-		z := deepest(zones, name)
+		z, _ := in.deepest(name)
 		if z == nil || !slices.Contains(z.config.Cuts, name) {
 			return x.errorf(r.where, "ds %s: not a delegation of the zones %v", name, zoneNames(zones))
 		}
@@ -134,7 +135,7 @@ func (g *signing) run(ctx context.Context, z *hosted) {
 			return
 		case <-time.After(wait):
 			g.due.Store(true)
-			signal(z.rejudge)
+			z.sub.Rejudge()
 		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/poll"
-	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 
 	"github.com/miekg/dns"
 )
@@ -59,9 +58,7 @@ func BenchmarkSignedStartup(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan struct{})
-				go func() { defer close(done); etcdtree.Follow(ctx, x.treeConfig(zones[0]), follower{x, zones[0]}) }()
+				leave := x.follow(zones)
 				poll.Until(b, 5*time.Minute, "the first answer", func() error {
 					if m := askDO(x, "h1.example.com.", dns.TypeA); m.Rcode != dns.RcodeSuccess || len(m.Answer) != map[bool]int{false: 1, true: 2}[signed] {
 						return errors.New("no answer yet")
@@ -72,8 +69,7 @@ func BenchmarkSignedStartup(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&after)
 				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MB")
-				cancel()
-				<-done
+				leave()
 			}
 		})
 	}

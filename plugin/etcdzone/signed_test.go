@@ -14,7 +14,6 @@ import (
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/internal/prereq"
-	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -42,17 +41,14 @@ func TestSignedCNAMELoopAcrossZones(t *testing.T) {
 	if err := x.newSigners(zones); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var followers sync.WaitGroup
-	for _, z := range zones {
-		followers.Add(1)
-		go func() { defer followers.Done(); etcdtree.Follow(ctx, x.treeConfig(z), follower{x, z}) }()
-	}
+	leave := x.follow(zones)
 	t.Cleanup(func() {
 		// Bounded: a builder stuck on a zone's lock must fail the test,
 		// not hang it.
-		cancel()
-		if !waitGroup(&followers, 30*time.Second) {
+		var left sync.WaitGroup
+		left.Add(1)
+		go func() { defer left.Done(); leave() }()
+		if !waitGroup(&left, 30*time.Second) {
 			t.Error("the zones' builders did not stop within 30 s: blocked on a zone's lock")
 		}
 	})
@@ -84,7 +80,7 @@ func TestSignedCNAMELoopAcrossZones(t *testing.T) {
 			}
 			for _, z := range zones {
 				z.signing.due.Store(true)
-				signal(z.rejudge)
+				z.sub.Rejudge()
 			}
 		}
 	}()

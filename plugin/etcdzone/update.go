@@ -124,11 +124,11 @@ func (s store) Read(ctx context.Context, names []string) ([]*update.Entry, updat
 		}
 		reads = append(reads, clientv3.Compare(clientv3.ModRevision(path).WithRange(path+"0"), "<", rev+1))
 		for _, kv := range resp.Kvs {
-			owner, rrs, err := s.x.decode(s.z, kv)
-			if err != nil || owner != name {
+			src, err := s.x.tree.read(kv)
+			if err != nil || src.Owner != name {
 				continue
 			}
-			entries = append(entries, &update.Entry{Key: string(kv.Key), Owner: owner, RRs: rrs})
+			entries = append(entries, &update.Entry{Key: src.Key, Owner: src.Owner, RRs: src.RRs})
 			reads = append(reads, clientv3.Compare(clientv3.Version(string(kv.Key)), "=", kv.Version))
 		}
 	}

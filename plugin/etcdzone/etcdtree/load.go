@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
-
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -16,41 +14,42 @@ const (
 	PageSize = 1000
 )
 
-// load reads the zone's keys from etcd, page by page, all at one revision,
-// into a new index. It returns the index, the revision read at, and the
-// greatest revision at which one of the keys was written.
-func (t *tree) load(ctx context.Context) (idx *zone.Index, rev, written int64, err error) {
-	idx = t.f.NewIndex()
-	from := t.c.Keys.Key
-	for {
+// load reads the tree's keys from etcd, page by page, all at one revision,
+// and places them in the zones' indexes (see place). The watch goes on
+// from the next revision.
+func (t *Tree) load(ctx context.Context) error {
+	keys := map[string]*entry{}
+	var rev int64
+	for from := t.c.Path + "/"; ; {
 		page, err := t.read(ctx, from, rev)
 		if err != nil {
-			return nil, 0, 0, err
+			return err
 		}
 		if rev == 0 {
 			rev = page.Header.Revision
 		}
 		for _, kv := range page.Kvs {
-			if t.c.Keys.Holds(kv.Key) {
-				k := t.f.Read(kv, false)
-				idx.Set(k.Key, k.Owner, k.RRs, nil)
-				written = max(written, kv.ModRevision)
-			}
+			src, err := t.c.Read(kv)
+			keys[string(kv.Key)] = &entry{src: src, err: err, mod: kv.ModRevision}
 		}
 		if !page.More {
-			return idx, rev, written, nil
+			break
 		}
 		from = string(page.Kvs[len(page.Kvs)-1].Key) + "\x00"
 	}
+	t.keys, t.next, t.dirty = keys, rev+1, nil
+	t.history.reset(rev + 1)
+	t.place(ctx, t.all())
+	return nil
 }
 
-// read reads a page of the zone's keys from key on, at revision rev (0: the
+// read reads a page of the tree's keys from key on, at revision rev (0: the
 // current one).
-func (t *tree) read(ctx context.Context, key string, rev int64) (*clientv3.GetResponse, error) {
+func (t *Tree) read(ctx context.Context, key string, rev int64) (*clientv3.GetResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	return t.c.Client.Get(ctx, key,
-		clientv3.WithRange(t.c.Keys.end()),
+		clientv3.WithRange(clientv3.GetPrefixRangeEnd(t.c.Path+"/")),
 		clientv3.WithLimit(PageSize),
 		clientv3.WithRev(rev),
 		clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))

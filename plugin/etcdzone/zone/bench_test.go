@@ -17,7 +17,7 @@ func benchIndex(n int) *Index {
 	idx := NewIndex(nil)
 	for i := range n {
 		name := fmt.Sprintf("h%05d.example.com.", i)
-		idx.Set("/skydns/com/example/"+name, name, []dns.RR{&dns.A{
+		add(idx, "/skydns/com/example/"+name, name, []dns.RR{&dns.A{
 			Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300},
 			A:   net.IPv4(10, 30, byte(i>>8), byte(i)).To4(),
 		}}, nil)
@@ -36,7 +36,7 @@ func BenchmarkBuildChange(b *testing.B) {
 	for i := range b.N {
 		name := fmt.Sprintf("new%d.example.com.", i)
 		changed := map[string]bool{}
-		idx.Set(name, name, []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: net.IPv4(10, 0, 0, 1).To4()}}, changed)
+		add(idx, name, name, []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: net.IPv4(10, 0, 0, 1).To4()}}, changed)
 		v, _ = Build(z, idx, v, changed, st, v.Serial.At(int64(i+2)))
 	}
 }

@@ -28,21 +28,21 @@ const (
 	defaultWeight = 100
 )
 
-// Decode returns the records the value of the etcd key of zone holds, at
-// their owner name: the key's name without the labels its targetstrip says
-// are not part of it (external-dns stores each target under a random label
+// Decode returns the records the value of the etcd key holds, at their
+// owner name: the key's name without the labels its targetstrip says are
+// not part of it (external-dns stores each target under a random label
 // below the name). They are made as the etcd plugin makes them, with the TTL
 // it gives them (ttl gives it, by the etcd plugin's rules; see
-// serviceRecords). The error says why a key holds no record the zone can
-// serve.
-func Decode(zone, key string, value []byte, ttl func(*msg.Service) uint32) (string, []dns.RR, error) {
+// serviceRecords). The error says why a key holds no record a zone can
+// serve. A zone serves the records only when the owner name is in it.
+func Decode(key string, value []byte, ttl func(*msg.Service) uint32) (string, []dns.RR, error) {
 	s := new(msg.Service)
 	if err := json.Unmarshal(value, s); err != nil {
 		return "", nil, err
 	}
 	owner, ok := ownerName(key, s.TargetStrip)
-	if !ok || !dns.IsSubDomain(zone, owner) {
-		return "", nil, fmt.Errorf("its name is outside the zone")
+	if !ok {
+		return "", nil, fmt.Errorf("its targetstrip %d strips more labels than its name has", s.TargetStrip)
 	}
 	s.TTL = ttl(s)
 	rrs, err := serviceRecords(s, owner)

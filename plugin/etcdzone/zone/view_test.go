@@ -69,7 +69,7 @@ func TestViewChange(t *testing.T) {
 	v1, _ := Build(z, idx, nil, nil, st, Serial{}.At(1))
 
 	changed := map[string]bool{}
-	idx.Set("/key/new", "new.example.com.", []dns.RR{mustRR(t, "new.example.com. 300 IN A 10.0.0.2")}, changed)
+	add(idx, "/key/new", "new.example.com.", []dns.RR{mustRR(t, "new.example.com. 300 IN A 10.0.0.2")}, changed)
 	v2, d := Build(z, idx, v1, changed, st, Serial{}.At(2))
 	if len(d.Removed) != 0 || len(d.Added) != 1 || d.Added[0].String() != "new.example.com.\t300\tIN\tA\t203.0.113.10" || d.From.Serial != v1.Serial.Value() || d.To.Serial != v2.Serial.Value() {
 		t.Errorf("one name added: %+v", d)

@@ -23,9 +23,15 @@ func newTestIndex(t *testing.T, rrs ...string) *Index {
 	idx := NewIndex(nil)
 	for i, s := range rrs {
 		rr := mustRR(t, s)
-		idx.Set(fmt.Sprint("/key/", i), rr.Header().Name, []dns.RR{rr}, nil)
+		add(idx, fmt.Sprint("/key/", i), rr.Header().Name, []dns.RR{rr}, nil)
 	}
 	return idx
+}
+
+// add adds rrs, at owner, to idx as the records of a new source, key; it
+// adds the owner name to changed (when not nil).
+func add(idx *Index, key, owner string, rrs []dns.RR, changed map[string]bool) {
+	idx.Put(nil, &Source{Key: key, Owner: owner, RRs: rrs}, changed)
 }
 
 // build returns the first version of example.com from idx, at st, with the

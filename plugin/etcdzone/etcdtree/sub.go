@@ -1,0 +1,173 @@
+package etcdtree
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+)
+
+// Sub is a zone's share of a tree: the keys at and below its apex key,
+// but for those of the zones inside it of the same group (a server block's
+// zones are a group: each key is the deepest zone's of the group).
+type Sub struct {
+	t     *Tree
+	apex  string
+	group any
+	f     Follower
+
+	// rejudge is set while the zone waits to be judged again.
+	rejudge atomic.Bool
+	// mu is held while the tree calls f, gone set once the zone left: no
+	// call comes after Leave.
+	mu   sync.Mutex
+	gone bool
+
+	// Owned by the tree's goroutine: the zone's index, nil until
+	// installed; the revision of its last change; and the changes that
+	// wait to be published, nil when none.
+	idx     *zone.Index
+	written int64
+	changed map[string]bool
+	rev     int64
+}
+
+// Join has the zones with the apex keys in apexes (each the etcd key of a
+// zone's apex, "/skydns/com/example"), all of one group, follow the tree:
+// each is given its keys (Follower.Install) once the tree is loaded, at
+// once if it is. The zones of a group join together.
+func (t *Tree) Join(group any, apexes []string, fs []Follower) []*Sub {
+	subs := make([]*Sub, len(apexes))
+	for i, apex := range apexes {
+		subs[i] = &Sub{t: t, apex: strings.TrimSuffix(apex, "/"), group: group, f: fs[i]}
+	}
+	t.mu.Lock()
+	t.joining = append(t.joining, subs...)
+	t.mu.Unlock()
+	signal(t.kick)
+	return subs
+}
+
+// Leave ends s's share of the tree: once it returns, s's follower is
+// called no more.
+func (s *Sub) Leave() {
+	s.mu.Lock()
+	s.gone = true
+	s.mu.Unlock()
+	s.t.mu.Lock()
+	s.t.leaving = append(s.t.leaving, s)
+	s.t.mu.Unlock()
+	signal(s.t.kick)
+}
+
+// Rejudge has s's follower's Rejudge called, on the tree's goroutine,
+// after the changes that wait.
+func (s *Sub) Rejudge() {
+	if !s.rejudge.Swap(true) {
+		s.t.mu.Lock()
+		s.t.rejudging = append(s.t.rejudging, s)
+		s.t.mu.Unlock()
+	}
+	signal(s.t.kick)
+}
+
+// call calls f unless s left.
+func (s *Sub) call(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.gone {
+		f()
+	}
+}
+
+// serve takes the zones that wait to leave, join or be judged again. Zones
+// that join a loaded tree are placed at once.
+func (t *Tree) serve(ctx context.Context) {
+	t.mu.Lock()
+	joining, leaving, rejudging := t.joining, t.leaving, t.rejudging
+	t.joining, t.leaving, t.rejudging = nil, nil, nil
+	t.mu.Unlock()
+	for _, s := range leaving {
+		t.subs[s.apex] = slices.DeleteFunc(t.subs[s.apex], func(o *Sub) bool { return o == s })
+		if len(t.subs[s.apex]) == 0 {
+			delete(t.subs, s.apex)
+		}
+	}
+	for _, s := range joining {
+		t.subs[s.apex] = append(t.subs[s.apex], s)
+	}
+	if t.keys != nil && len(joining) > 0 {
+		t.place(ctx, joining)
+	}
+	if len(rejudging) > 0 {
+		t.flush()
+	}
+	for _, s := range rejudging {
+		s.rejudge.Store(false)
+		if s.idx != nil {
+			s.call(s.f.Rejudge)
+		}
+	}
+}
+
+// place gives each of subs its keys from the tree, in a new index, and
+// the revision of its last change, and installs them.
+func (t *Tree) place(ctx context.Context, subs []*Sub) {
+	byApex := map[string][]*Sub{}
+	for _, s := range subs {
+		s.idx, s.written, s.changed, s.rev = s.f.NewIndex(), 0, nil, 0
+		byApex[s.apex] = append(byApex[s.apex], s)
+	}
+	for key, e := range t.keys {
+		holders(byApex, key, func(s *Sub) {
+			s.written = max(s.written, e.mod)
+			if s.f.Accept(key, e.src, e.err) {
+				s.idx.Put(nil, e.src, nil)
+			}
+		})
+	}
+	from := t.next
+	for _, s := range subs {
+		from = min(from, s.written+1)
+	}
+	t.history.reach(ctx, t, from)
+	for key, rev := range t.history.deleted {
+		holders(byApex, key, func(s *Sub) { s.written = max(s.written, rev) })
+	}
+	for _, s := range subs {
+		s.written = max(s.written, t.history.floor)
+		s.call(func() { s.f.Install(s.idx, s.written) })
+	}
+}
+
+// holders calls f for each zone of subs (by apex key) that holds key: of
+// each group, the zone whose apex is key or the nearest above it.
+func holders(subs map[string][]*Sub, key string, f func(*Sub)) {
+	var seen [4]any
+	groups := seen[:0]
+	for p := key; ; {
+		for _, s := range subs[p] {
+			if !slices.Contains(groups, s.group) {
+				groups = append(groups, s.group)
+				f(s)
+			}
+		}
+		i := strings.LastIndexByte(p, '/')
+		if i <= 0 {
+			return
+		}
+		p = p[:i]
+	}
+}
+
+// signal puts a signal into ch, a channel of capacity 1, unless one waits
+// there already: the waiting one stands for both.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
