@@ -1,7 +1,8 @@
 // Package etcdzone implements a plugin that serves the zones of the etcd
-// plugin as an authoritative server does: it follows each zone's keys in
-// etcd (package etcdtree: one load at one revision, one watch), parses them
-// once into an index, and builds from it the zone as the block's view shows
+// plugin as an authoritative server does: it follows the etcd tree (package
+// etcdtree: one load at one revision, one watch, each key parsed once, for
+// every block of the process that reads the tree), gives each zone an index
+// of its keys, and builds from it the zone as the block's view shows
 // it (package zone; the view, globaladdr, judges the records through package
 // view), once per change and off the query path, then swaps it in whole.
 // Queries are answered from that zone with the semantics of RFC 1034

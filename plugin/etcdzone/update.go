@@ -124,7 +124,7 @@ func (s store) Read(ctx context.Context, names []string) ([]*update.Entry, updat
 		}
 		reads = append(reads, clientv3.Compare(clientv3.ModRevision(path).WithRange(path+"0"), "<", rev+1))
 		for _, kv := range resp.Kvs {
-			src, err := s.x.tree.read(kv)
+			src, err := s.x.tree.read(string(kv.Key), kv)
 			if err != nil || src.Owner != name {
 				continue
 			}

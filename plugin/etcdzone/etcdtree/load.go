@@ -29,8 +29,9 @@ func (t *Tree) load(ctx context.Context) error {
 			rev = page.Header.Revision
 		}
 		for _, kv := range page.Kvs {
-			src, err := t.c.Read(kv)
-			keys[string(kv.Key)] = &entry{src: src, err: err, mod: kv.ModRevision}
+			key := string(kv.Key)
+			src, err := t.c.Read(key, kv)
+			keys[key] = &entry{src: src, err: err, mod: kv.ModRevision}
 		}
 		if !page.More {
 			break

@@ -72,10 +72,10 @@ type Config struct {
 	Explain func(error) error
 	// Path is the tree's etcd key ("/skydns"): its keys are below it.
 	Path string
-	// Read returns the records a key's value holds, at their owner name,
-	// or why it holds none. The tree reads each value once, for every
-	// zone that holds the key.
-	Read func(kv *mvccpb.KeyValue) (*zone.Source, error)
+	// Read returns the records the value of kv, a put of key, holds, at
+	// their owner name, or why it holds none. The tree reads each value
+	// once, for every zone that holds the key.
+	Read func(key string, kv *mvccpb.KeyValue) (*zone.Source, error)
 	// Stream names the tree's gRPC watch streams (etcd's client shares
 	// one among the watches of the same name): etcd reports progress on
 	// a stream only once every watch on it has caught up, and other

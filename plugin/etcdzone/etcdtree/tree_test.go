@@ -75,17 +75,17 @@ func (r *recorder) saw(name string) bool {
 }
 
 // read reads a key as a TXT record of its value at the name of its key.
-func read(kv *mvccpb.KeyValue) (*zone.Source, error) {
+func read(key string, kv *mvccpb.KeyValue) (*zone.Source, error) {
 	if string(kv.Value) == "garbage" {
 		return nil, errors.New("garbage")
 	}
-	owner := strings.TrimPrefix(string(kv.Key), "/skydns/")
+	owner := strings.TrimPrefix(key, "/skydns/")
 	labels := strings.Split(owner, "/")
 	for i, j := 0, len(labels)-1; i < j; i, j = i+1, j-1 {
 		labels[i], labels[j] = labels[j], labels[i]
 	}
 	owner = dns.Fqdn(strings.Join(labels, "."))
-	return &zone.Source{Key: string(kv.Key), Owner: owner, RRs: []dns.RR{
+	return &zone.Source{Key: key, Owner: owner, RRs: []dns.RR{
 		&dns.TXT{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeTXT, Class: dns.ClassINET}, Txt: []string{string(kv.Value)}},
 	}}, nil
 }

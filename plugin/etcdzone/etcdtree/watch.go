@@ -82,7 +82,7 @@ func (t *Tree) apply(ev *clientv3.Event) {
 		delete(t.keys, key)
 		t.history.deletedAt(key, rev)
 	} else {
-		src, err := t.c.Read(ev.Kv)
+		src, err := t.c.Read(key, ev.Kv)
 		e = &entry{src: src, err: err, mod: rev}
 		t.keys[key] = e
 		t.history.written(key)

@@ -54,7 +54,8 @@
 // A ZSK rollover by files (RFC 6781's pre-publication): a new key file is
 // published at once and signs nothing until it has been published for
 // PublishWait (the DNSKEY TTL by default); then it signs (the newest ready
-// key signs) and the data is signed anew; removing the old key's files
+// key signs: the one created last, or, created in the same second, seen
+// last) and the data is signed anew; removing the old key's files
 // unpublishes it. At no point is a record signed by a key a resolver
 // holding the DNSKEY set of the step before does not know. A KSK added is
 // published with its CDS and CDNSKEY at once and signs the DNSKEY set

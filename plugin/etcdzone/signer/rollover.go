@@ -53,11 +53,20 @@ func (s *Signer) signers(n *node, t uint16) []*keyState {
 	}
 	var active *keyState
 	for _, k := range s.zsks() {
-		if k.ready && (active == nil || k.Created.After(active.Created)) {
+		if k.ready && (active == nil || k.newer(active)) {
 			active = k
 		}
 	}
 	return []*keyState{active}
+}
+
+// newer reports whether k is newer than o: made later, or, made in the same
+// second (key files give the time to the second), seen later.
+func (k *keyState) newer(o *keyState) bool {
+	if !k.Created.Equal(o.Created) {
+		return k.Created.After(o.Created)
+	}
+	return k.seen.After(o.seen)
 }
 
 // keepOneReady makes the oldest key that may sign the data ready if none

@@ -74,6 +74,25 @@ func TestZSKRollover(t *testing.T) {
 	dnssecVerify(t, s)
 }
 
+// TestZSKRolloverSameSecond rolls to a ZSK made in the same second as the
+// old one (key files give the time to the second; a script may make both at
+// once): the key seen later takes over all the same.
+func TestZSKRolloverSameSecond(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Now().Add(-30 * time.Minute).Truncate(time.Second)
+	ksk := writeKey(t, dir, "example.com.", 257, dns.ECDSAP256SHA256, base)
+	old := writeKey(t, dir, "example.com.", 256, dns.ECDSAP256SHA256, base)
+	opts := Options{KeyTTL: 600, PublishWait: 10 * time.Minute}
+	s := newSigned(t, mustReadKeys(t, dir), opts, base, testZone)
+	checkSigners(t, "start", s, nil, ksk.Tag(), old.Tag())
+	fresh := writeKey(t, dir, "example.com.", 256, dns.ECDSAP256SHA256, base)
+	published := base.Add(time.Minute)
+	setKeys(t, s, dir, published)
+	cached := dnskeyTags(s)
+	s.Refresh(published.Add(opts.PublishWait))
+	checkSigners(t, "taken over", s, cached, ksk.Tag(), fresh.Tag())
+}
+
 func mustReadKeys(t *testing.T, dir string) []*Key {
 	t.Helper()
 	keys, err := ReadKeys(dir, "example.com.")
