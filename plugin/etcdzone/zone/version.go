@@ -9,6 +9,8 @@
 package zone
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/coredns/coredns/plugin/file"
@@ -50,9 +52,8 @@ type Version struct {
 	count int
 	// judged holds, by owner name, the records of the owners whose
 	// records the view shows otherwise (rewritten, or left out), as the
-	// index has them, in the tree's order; judgedTree finds them (Judged).
-	judged     []*tree.Elem
-	judgedTree *tree.Tree
+	// index has them, ordered by type (Judged).
+	judged map[string][]dns.RR
 	// signed is the number of records a signer adds to v (see Signed).
 	signed int
 }
@@ -78,7 +79,8 @@ type Delta struct {
 // are built again from idx (all of them when changed is nil), the others'
 // are prev's. It also returns what changed since prev.
 func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view.State, s Serial) (*Version, Delta) {
-	var elems, judged []*tree.Elem
+	var elems []*tree.Elem
+	var judged map[string][]dns.RR
 	if prev == nil || changed == nil {
 		owners := make([]string, 0, len(idx.owners)+1)
 		owners = append(owners, z.Name)
@@ -90,9 +92,9 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view
 		elems, judged = z.elems(idx, owners, st)
 	} else {
 		e, j := z.elems(idx, keys(changed), st)
-		elems, judged = merge(prev.elems, e, changed), merge(prev.judged, j, changed)
+		elems, judged = merge(prev.elems, e, changed), mergeJudged(prev.judged, j, changed)
 	}
-	next := &Version{z: z, elems: elems, State: st, judged: judged, judgedTree: balanced(judged)}
+	next := &Version{z: z, elems: elems, State: st, judged: judged}
 	d := Delta{}
 	var before []*tree.Elem
 	if prev != nil {
@@ -117,13 +119,13 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view
 
 // elems returns the nodes of owners' records as st shows them (as they are
 // when st is nil), in canonical order; an owner without records has none.
-// It also returns, in the same order, the nodes of the records as the index
-// has them of each owner whose records st shows otherwise.
+// It also returns, by owner name, the records as the index has them of each
+// owner whose records st shows otherwise, ordered by type.
 // The apex's node has a copy of the SOA record, never served (the lookup
 // answers the apex's SOA from the zone's apex records): the file plugin's
 // lookup takes a name without a node in the tree and without names below it
 // for one that does not exist, and an empty zone's apex would be NXDOMAIN.
-func (z *Zone) elems(idx *Index, owners []string, st *view.State) (out, judged []*tree.Elem) {
+func (z *Zone) elems(idx *Index, owners []string, st *view.State) (out []*tree.Elem, judged map[string][]dns.RR) {
 	out = make([]*tree.Elem, 0, len(owners))
 	soa := z.Apex.SOA(z.Name, 0)
 	for _, owner := range owners {
@@ -131,7 +133,12 @@ func (z *Zone) elems(idx *Index, owners []string, st *view.State) (out, judged [
 		if st != nil && len(rrs) > 0 {
 			shown := st.Show(rrs)
 			if !sameSlice(shown, rrs) {
-				judged = append(judged, newElem(rrs))
+				if judged == nil {
+					judged = map[string][]dns.RR{}
+				}
+				judged[owner] = slices.SortedStableFunc(slices.Values(rrs), func(a, b dns.RR) int {
+					return cmp.Compare(a.Header().Rrtype, b.Header().Rrtype)
+				})
 			}
 			rrs = slices.Clone(shown)
 		}
@@ -144,7 +151,6 @@ func (z *Zone) elems(idx *Index, owners []string, st *view.State) (out, judged [
 		}
 	}
 	slices.SortFunc(out, compareElems)
-	slices.SortFunc(judged, compareElems)
 	return out, judged
 }
 
@@ -157,18 +163,35 @@ func sameSlice(a, b []dns.RR) bool {
 // Judged returns the records of type qtype (any type for ANY) at name, lower
 // case, as the index had them, when the view shows that name's records
 // otherwise (rewritten, or left out): for the view to count what it did.
+// It allocates nothing: every query of the view asks.
 func (v *Version) Judged(name string, qtype uint16) []dns.RR {
-	if v.judgedTree == nil {
-		return nil
-	}
-	e, ok := v.judgedTree.Search(name)
-	if !ok {
-		return nil
-	}
+	rrs := v.judged[name]
 	if qtype == dns.TypeANY {
-		return e.All()
+		return rrs
 	}
-	return e.Type(qtype)
+	i := slices.IndexFunc(rrs, func(rr dns.RR) bool { return rr.Header().Rrtype == qtype })
+	if i < 0 {
+		return nil
+	}
+	n := 1
+	for i+n < len(rrs) && rrs[i+n].Header().Rrtype == qtype {
+		n++
+	}
+	return rrs[i : i+n : i+n]
+}
+
+// mergeJudged returns prev, but for the names in changed, whose records
+// are those of changes.
+func mergeJudged(prev, changes map[string][]dns.RR, changed map[string]bool) map[string][]dns.RR {
+	if len(prev) == 0 {
+		return changes
+	}
+	out := maps.Clone(prev)
+	for name := range changed {
+		delete(out, name)
+	}
+	maps.Copy(out, changes)
+	return out
 }
 
 // cut keeps rrs, the records at one name, a set that secondaries load: a

@@ -94,3 +94,41 @@ func TestViewChange(t *testing.T) {
 		t.Errorf("new global address: %d removed, %d added, serial %d after %d", len(d.Removed), len(d.Added), v3.Serial.Value(), v2.Serial.Value())
 	}
 }
+
+// TestJudged tells the records of a name and type that the view shows
+// otherwise, as the index has them, across a change of another name; none
+// for a name the zone does not hold.
+func TestJudged(t *testing.T) {
+	idx := newTestIndex(t, "app.example.com. 300 IN A 10.0.0.1", "app.example.com. 300 IN TXT \"owned\"", "app.example.com. 300 IN AAAA 2001:db8::1")
+	z := &Zone{Name: "example.com.", Apex: testApex}
+	st := externalView("203.0.113.10")
+	v, _ := Build(z, idx, nil, nil, st, Serial{}.At(1))
+	changed := map[string]bool{}
+	add(idx, "/key/new", "new.example.com.", []dns.RR{mustRR(t, "new.example.com. 300 IN A 10.0.0.2")}, changed)
+	v, _ = Build(z, idx, v, changed, st, Serial{}.At(2))
+	for _, c := range []struct {
+		name  string
+		qtype uint16
+		want  int
+	}{
+		{"app.example.com.", dns.TypeA, 1},
+		{"app.example.com.", dns.TypeTXT, 1},
+		{"app.example.com.", dns.TypeANY, 3},
+		{"app.example.com.", dns.TypeMX, 0},
+		{"new.example.com.", dns.TypeA, 1},
+		{"none.example.com.", dns.TypeA, 0},
+	} {
+		got := v.Judged(c.name, c.qtype)
+		if len(got) != c.want {
+			t.Errorf("%s %s: %v, want %d records", c.name, dns.TypeToString[c.qtype], got, c.want)
+		}
+		for _, rr := range got {
+			if c.qtype != dns.TypeANY && rr.Header().Rrtype != c.qtype {
+				t.Errorf("%s %s: %v", c.name, dns.TypeToString[c.qtype], rr)
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { v.Judged("app.example.com.", dns.TypeA) }); n != 0 {
+		t.Errorf("Judged allocates %v times", n)
+	}
+}
