@@ -3,8 +3,6 @@ package etcdzone
 import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
-
-	"github.com/miekg/dns"
 )
 
 // follower is z as the follower of its keys in the etcd tree.
@@ -22,7 +20,7 @@ func (f follower) NewIndex() *zone.Index { return zone.NewIndex(f.z.fixed) }
 // a name in the zone. A key that can't be read is logged, counted, and
 // holds none.
 func (f follower) Accept(key string, src *zone.Source, err error) bool {
-	if err == nil && !dns.IsSubDomain(f.z.name, src.Owner) {
+	if err == nil && !inZone(src.Owner, f.z.name) {
 		err = errOutside
 	}
 	if err != nil {
