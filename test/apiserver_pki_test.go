@@ -5,22 +5,21 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/globaladdr/globaladdr/internal/testpki"
 )
 
 // apiServerSecrets are the files kube-apiserver starts with, made for one
 // test in its temporary directory, and what its clients need of them.
 type apiServerSecrets struct {
-	certFile, keyFile string // the serving certificate, self-signed for 127.0.0.1, and its key
-	caPEM             []byte // that certificate, which the clients trust
+	certFile, keyFile string // the serving certificate for 127.0.0.1, and its key
+	caPEM             []byte // the certificate of its CA, which the clients trust
 	saKeyFile         string // the key that signs service account tokens
 	saPubFile         string // its public key, which verifies them
 	tokenFile         string // the static token file
@@ -32,16 +31,17 @@ type apiServerSecrets struct {
 func writeAPIServerSecrets(t *testing.T, dir string) apiServerSecrets {
 	t.Helper()
 	s := apiServerSecrets{
-		certFile:  filepath.Join(dir, "apiserver.crt"),
-		keyFile:   filepath.Join(dir, "apiserver.key"),
 		saKeyFile: filepath.Join(dir, "sa.key"),
 		saPubFile: filepath.Join(dir, "sa.pub"),
 		tokenFile: filepath.Join(dir, "tokens.csv"),
 	}
-	key := newKey(t)
-	writePEM(t, s.keyFile, "EC PRIVATE KEY", marshalKey(t, key))
-	s.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: selfSignedCert(t, key)})
-	writeSecret(t, s.certFile, s.caPEM)
+	ca := testpki.NewCA(t, "kube-apiserver CA")
+	serving := ca.Issue(t, "kube-apiserver", net.IPv4(127, 0, 0, 1))
+	s.certFile, s.keyFile = serving.CertFile, serving.KeyFile
+	var err error
+	if s.caPEM, err = os.ReadFile(ca.CertFile); err != nil {
+		t.Fatal(err)
+	}
 
 	saKey := newKey(t)
 	writePEM(t, s.saKeyFile, "EC PRIVATE KEY", marshalKey(t, saKey))
@@ -73,28 +73,6 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 func marshalKey(t *testing.T, key *ecdsa.PrivateKey) []byte {
 	t.Helper()
 	der, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return der
-}
-
-// selfSignedCert returns a serving certificate for 127.0.0.1 signed by key
-// itself, valid for a day, in DER.
-func selfSignedCert(t *testing.T, key *ecdsa.PrivateKey) []byte {
-	t.Helper()
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"encoding/pem"
 	"fmt"
 	"net"
 	"net/netip"
@@ -14,6 +13,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/etcdlab"
 	"github.com/globaladdr/globaladdr/internal/nameserver"
 	"github.com/globaladdr/globaladdr/internal/prereq"
+	"github.com/globaladdr/globaladdr/internal/testpki"
 
 	"github.com/miekg/dns"
 )
@@ -100,37 +100,40 @@ lan: {upstream: [%s], networks: [%s/32]}
 hiddenPrimary: {secondaries: [%s]}
 `, lab.Member.ClientURL, upstream, lanClient, secondary))
 	k := testCluster(t)
-	read := func(path string) string {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	k.secrets["etcd-credentials"] = map[string]string{"username": "coredns", "password": "coredns-secret"}
 	k.secrets["etcd-client-tls"] = map[string]string{
-		"tls.crt": read(lab.Client.CertFile),
-		"tls.key": read(lab.Client.KeyFile),
-		"ca.crt":  read(lab.CA.CertFile),
+		"tls.crt": readFile(t, lab.Client.CertFile),
+		"tls.key": readFile(t, lab.Client.KeyFile),
+		"ca.crt":  readFile(t, lab.CA.CertFile),
 	}
 	return site, k
 }
 
+// readFile returns the file's text.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // testCluster returns the Secrets and ConfigMaps that the ci/ values files
-// name: the TSIG keys, etcd's client certificate (self-signed, which is its
-// own CA) and credentials, and the uplink's address in a ConfigMap.
+// name: the TSIG keys, etcd's client certificate, its CA's and credentials,
+// and the uplink's address in a ConfigMap.
 func testCluster(t *testing.T) cluster {
-	key := newKey(t)
-	cert := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: selfSignedCert(t, key)}))
+	ca := testpki.NewCA(t, "etcd")
+	client := ca.Issue(t, "coredns")
 	return cluster{
 		secrets: map[string]map[string]string{
 			"globaladdr-tsig":  {"secret": nameserver.TestKey.Secret},
 			"globaladdr-acme":  {"secret": nameserver.TestKey.Secret},
 			"etcd-credentials": {"username": "coredns", "password": "not-checked"},
 			"etcd-client-tls": {
-				"tls.crt": cert,
-				"tls.key": string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: marshalKey(t, key)})),
-				"ca.crt":  cert,
+				"tls.crt": readFile(t, client.CertFile),
+				"tls.key": readFile(t, client.KeyFile),
+				"ca.crt":  readFile(t, ca.CertFile),
 			},
 		},
 		configMaps: map[string]map[string]string{

@@ -1,16 +1,11 @@
 package test
 
 import (
-	"crypto/ecdsa"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
-	"math/big"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +13,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/nameserver"
 	"github.com/globaladdr/globaladdr/internal/prereq"
+	"github.com/globaladdr/globaladdr/internal/testpki"
 
 	"github.com/miekg/dns"
 )
@@ -37,49 +33,9 @@ type xotCerts struct {
 // directory of t.
 func writeXoTCerts(t *testing.T) xotCerts {
 	t.Helper()
-	dir := t.TempDir()
-	c := xotCerts{caFile: filepath.Join(dir, "ca.pem"), certFile: filepath.Join(dir, "tls.crt"), keyFile: filepath.Join(dir, "tls.key")}
-	caKey, key := newKey(t), newKey(t)
-	ca := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "globaladdr test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER := createCert(t, ca, ca, &caKey.PublicKey, caKey)
-	leaf := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: xotHost},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		DNSNames:     []string{xotHost},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, c.caFile, "CERTIFICATE", caDER)
-	writePEM(t, c.certFile, "CERTIFICATE", createCert(t, leaf, caCert, &key.PublicKey, caKey))
-	writePEM(t, c.keyFile, "EC PRIVATE KEY", marshalKey(t, key))
-	c.pool = x509.NewCertPool()
-	c.pool.AddCert(caCert)
-	return c
-}
-
-// createCert returns the certificate tmpl signed by parent's key, in DER.
-func createCert(t *testing.T, tmpl, parent *x509.Certificate, pub *ecdsa.PublicKey, signer *ecdsa.PrivateKey) []byte {
-	t.Helper()
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return der
+	ca := testpki.NewCA(t, "globaladdr test CA")
+	primary := ca.IssueHost(t, xotHost, net.IPv4(127, 0, 0, 1))
+	return xotCerts{caFile: ca.CertFile, certFile: primary.CertFile, keyFile: primary.KeyFile, pool: ca.Pool()}
 }
 
 // xotPrimaryCorefile is hiddenPrimaryCorefile with a tls:// listener beside

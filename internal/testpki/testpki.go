@@ -49,12 +49,26 @@ type Pair struct{ CertFile, KeyFile string }
 // certificate), valid for ips as a server and as a client.
 func (ca *CA) Issue(t testing.TB, name string, ips ...net.IP) Pair {
 	t.Helper()
+	return ca.issue(t, name, []string{"localhost"}, ips)
+}
+
+// IssueHost makes a server certificate for the host name host (its common
+// name and its DNS name) and ips.
+func (ca *CA) IssueHost(t testing.TB, host string, ips ...net.IP) Pair {
+	t.Helper()
+	return ca.issue(t, host, []string{host}, ips)
+}
+
+// issue makes a certificate for name, dnsNames and ips, for servers and
+// clients, and writes it and its key into files named after name.
+func (ca *CA) issue(t testing.TB, name string, dnsNames []string, ips []net.IP) Pair {
+	t.Helper()
 	_, key, der := ca.certify(t, &x509.Certificate{
 		Subject:     pkix.Name{CommonName: name},
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		IPAddresses: ips,
-		DNSNames:    []string{"localhost"},
+		DNSNames:    dnsNames,
 	})
 	k, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
