@@ -71,6 +71,7 @@ type options struct {
 	signed      bool
 	zones       int
 	zoneBlocks  int
+	compact     bool
 	examples    string
 	profile     string
 	profileOf   string
@@ -93,6 +94,7 @@ func main() {
 	flag.BoolVar(&o.signed, "signed", false, "with -percore: instead, signed-primary.Corefile's external view and BIND 9 serving the zone signed by dnssec-signzone (ECDSAP256SHA256, NSEC3 iterations 0), each with DO and without (issue 31)")
 	flag.IntVar(&o.zones, "zones", 0, "instead of comparing: the time until this many zones of 5 records answer (a sample, then all), and the resident memory, etcdzone in one block and in -zone-blocks blocks against auto (issue 28: 10000)")
 	flag.IntVar(&o.zoneBlocks, "zone-blocks", 100, "with -zones: the server blocks the zones are spread over")
+	flag.BoolVar(&o.compact, "compact", false, "with -zones: compact etcd's history once the zones are written, as an etcd with auto-compaction would have (etcdzone's start then reads no deletions from before)")
 	flag.StringVar(&o.examples, "examples", "corefile-examples", "the directory of the shipped Corefiles (-percore)")
 	flag.StringVar(&o.profile, "profile", "", "with -percore: write CPU profiles of the servers -profile-of names, under dnsperf, into this directory; with -zones: a heap profile of each run")
 	flag.StringVar(&o.profileOf, "profile-of", "external", "with -profile: the coredns servers profiled, comma-separated: whoami, external, external-no-prometheus, external-no-cache, file-no-cache, etcdzone-globaladdr, etcdzone")

@@ -45,6 +45,11 @@ func manyZones(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoin
 		return err
 	}
 	fmt.Printf("- written into etcd and %s in %s\n", zoneDir, time.Since(written).Round(time.Millisecond))
+	if o.compact {
+		if err := compactEtcd(ctx, cli); err != nil {
+			return err
+		}
+	}
 	etcdzone := func(zs []string) string {
 		return fmt.Sprintf("etcdzone\n\tetcd %s {\n\t\tendpoint %s\n\t}", strings.Join(zs, " "), etcdEndpoint)
 	}
@@ -219,4 +224,17 @@ func sample(zones []string) []string {
 // on port.
 func (c *coreDNS) waitZones(ctx context.Context, port int, zones []string, within time.Duration) error {
 	return parallel(zones, func(zone string) error { return c.waitSOA(ctx, port, zone, within) })
+}
+
+// compactEtcd compacts etcd's history up to its current revision.
+func compactEtcd(ctx context.Context, cli *clientv3.Client) error {
+	resp, err := cli.Get(ctx, manyZonesParent, clientv3.WithCountOnly())
+	if err != nil {
+		return err
+	}
+	if _, err := cli.Compact(ctx, resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		return fmt.Errorf("compact etcd: %w", err)
+	}
+	fmt.Printf("- etcd compacted at revision %d\n", resp.Header.Revision)
+	return nil
 }
