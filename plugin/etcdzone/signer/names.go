@@ -29,10 +29,16 @@ func canonical(name string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	if strings.HasPrefix(out, "*") && !strings.HasPrefix(out, "*.") {
-		out = `\042` + out[1:]
+	return escapeStar(out), true
+}
+
+// escapeStar returns name, in the form UnpackDomainName gives, with a
+// leading "*" escaped unless it is the whole first label.
+func escapeStar(name string) string {
+	if strings.HasPrefix(name, "*") && !strings.HasPrefix(name, "*.") {
+		return `\042` + name[1:]
 	}
-	return out, true
+	return name
 }
 
 // orderKey returns a string whose byte order is the canonical order of
@@ -57,13 +63,15 @@ func orderKey(name string) string {
 	return b.String()
 }
 
-// parent returns the name above name (which is not the root).
+// parent returns the name above name (which is not the root), both in
+// canonical form: a label below the first that begins with "*" is escaped
+// once it is the first ("*x" in a.*x.example.com).
 func parent(name string) string {
 	off, end := dns.NextLabel(name, 0)
 	if end {
 		return "."
 	}
-	return name[off:]
+	return escapeStar(name[off:])
 }
 
 // inZone reports whether name is origin or below it.
