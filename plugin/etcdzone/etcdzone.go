@@ -76,9 +76,12 @@ type EtcdZone struct {
 	tree   *sharedTree
 	client *etcdclient.Client
 	view   view.View
-	// zones are the zones; byName has them by their names.
-	zones  []*hosted
-	byName zoneMap[*hosted]
+	// zones are the zones; byName has them by their names. published
+	// holds a signal while a zone was published for the first time since
+	// waitLoaded last looked.
+	zones     []*hosted
+	byName    zoneMap[*hosted]
+	published chan struct{}
 	// stop ends the zones' goroutines; nil before start.
 	stop func()
 

@@ -84,6 +84,7 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 		loadedGauge.WithLabelValues(z.server, z.name).Set(1)
 		log.Infof("zone %s loaded: %d records, serial %d", z.name, next.Count(), next.Serial.Value())
 		z.announceSoon()
+		signal(x.published)
 		return
 	}
 	if next.Serial != prev.Serial {

@@ -95,6 +95,7 @@ func (x *EtcdZone) setZones(zones []*hosted) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.zones, x.byName = zones, byName(zones)
+	x.published = make(chan struct{}, 1)
 }
 
 // open opens the etcd tree the block's zones follow (see openTree).
@@ -177,9 +178,14 @@ func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 
 // waitLoaded waits until every zone is loaded, or for d.
 func (x *EtcdZone) waitLoaded(d time.Duration) {
-	deadline := time.Now().Add(d)
-	for !x.Ready() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // polling the first load, at start-up only
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for !x.Ready() {
+		select {
+		case <-x.published:
+		case <-deadline.C:
+			return
+		}
 	}
 }
 

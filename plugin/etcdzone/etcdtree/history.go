@@ -2,6 +2,7 @@ package etcdtree
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -12,10 +13,6 @@ const (
 	// progressEvery is how often a read of the history asks etcd whether
 	// it has delivered everything up to the revision it reads to.
 	progressEvery = 50 * time.Millisecond
-	// catchUpWait bounds how long a read of the history waits for that:
-	// an etcd (or a proxy) that never reports progress must not keep the
-	// zones away.
-	catchUpWait = 5 * time.Second
 	// maxDeleted bounds the deletions the history keeps; beyond it they
 	// are forgotten, and count as a change of every zone at the last of
 	// them (never too early).
@@ -25,10 +22,16 @@ const (
 // history holds the deletions of the tree's keys from revision from on,
 // which a load can't see: a zone's last change may be the deletion of one
 // of its keys, after its last write. A key written again since it was
-// deleted is left out (its write is later). A zone whose last change
-// can't be told (etcd compacted the revisions it was in) is taken to have
-// changed at floor, which is never too early.
+// deleted is left out (its write is later). A zone whose last change can't
+// be told (etcd compacted the revisions it was in) is taken to have changed
+// at floor, which is never too early. The deletions before the load are
+// read from etcd's history in the background (etcd sends a watch that far
+// behind about 10,000 revisions a second): a zone is installed at once, at
+// the revision of its keys' last write, and its last change moves when a
+// later deletion arrives (see Tree.deleted).
 type history struct {
+	// from is the first revision whose deletions are known, or on their
+	// way.
 	from    int64
 	deleted map[string]int64
 	floor   int64
@@ -53,33 +56,88 @@ func (h *history) deletedAt(key string, rev int64) {
 // written notes a write of key: its deletion before is of no account.
 func (h *history) written(key string) { delete(h.deleted, key) }
 
-// reach reads the deletions of t's keys from revision from on, up to those
-// it holds. Where etcd compacted some of them, or fails, the zones whose
-// last change may be among them are taken to have changed at the last
-// revision it could not read.
-func (h *history) reach(ctx context.Context, t *Tree, from int64) {
+// deletion is the deletion of key at revision rev.
+type deletion struct {
+	key string
+	rev int64
+}
+
+// historyRead is what a read of the history delivers to the tree: the
+// deletions it found, and, where etcd compacted what it was to read, the
+// last revision compacted: the zones that may have changed then are taken
+// to have changed at floor.
+type historyRead struct {
+	deletions []deletion
+	floor     int64
+	// done is set on a read's last part.
+	done bool
+}
+
+// reach has the deletions from revision from on read, unless they are
+// known or on their way: in the background, until the tree stops; each
+// part read comes to the tree's goroutine (Tree.deleted).
+func (h *history) reach(t *Tree, from int64) {
 	to := h.from - 1
 	if from > to {
 		return
 	}
 	h.from = from
+	t.reads++
+	t.reading.Add(1)
+	go func() {
+		defer t.reading.Done()
+		t.readHistory(t.ctx, from, to)
+	}()
+}
+
+// readHistory reads the deletions of t's keys from revision from to revision
+// to, sending each part it reads to t's goroutine, until it has them all
+// (the last part is done) or ctx ends. A failure is logged, and the read
+// goes on from where it was.
+func (t *Tree) readHistory(ctx context.Context, from, to int64) {
 	for from <= to {
-		reached, compacted, err := t.deletions(ctx, from, to, h.deletedAt)
+		var read historyRead
+		reached, compacted, err := t.deletions(ctx, from, to, func(key string, rev int64) {
+			read.deletions = append(read.deletions, deletion{key, rev})
+		})
+		failed := false
 		switch {
 		case reached >= to:
-			return
-		case compacted > from:
-			// Only the revisions before compacted are gone: the deletions
-			// after it are read from there.
-			h.floor = max(h.floor, min(compacted-1, to))
+			from, read.done = to+1, true
+		case compacted > to:
+			read.floor, read.done = to, true
 			from = compacted
+		case compacted > from:
+			// Only the revisions before compacted are gone: the
+			// deletions after it are read from there.
+			read.floor = min(compacted-1, to)
+			from = compacted
+		case ctx.Err() != nil:
+			return
 		default:
-			if ctx.Err() == nil {
-				log.Warningf("%s: the deletions of revisions %d to %d can't be read (%v); taking revision %d for the last change of the zones that may have changed then", t.c.Path, reached+1, to, err, to)
-			}
-			h.floor = max(h.floor, to)
+			from, failed = reached+1, true
+			log.Warningf("%s: reading the deletions of revisions %d to %d: %v; reading them again", t.c.Path, from, to, err)
+		}
+		select {
+		case t.historyReads <- read:
+		case <-ctx.Done():
 			return
 		}
+		if failed && !pauseCtx(ctx, retry) {
+			return
+		}
+	}
+}
+
+// pauseCtx waits d, or until ctx ends (false).
+func pauseCtx(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
 	}
 }
 
@@ -88,8 +146,8 @@ func (h *history) reach(ctx context.Context, t *Tree, from int64) {
 // to which it knows them all; when etcd compacted from, etcd's compaction
 // revision (the first it still holds) instead.
 func (t *Tree) deletions(ctx context.Context, from, to int64, deleted func(key string, rev int64)) (reached, compacted int64, err error) {
-	ctx = metadata.AppendToOutgoingContext(ctx, "etcdzone", t.c.Stream+" history")
-	ctx, cancel := context.WithTimeout(ctx, catchUpWait)
+	ctx = metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(ctx), "etcdzone", t.c.Stream+" history")
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wch := t.c.Client.Watch(ctx, t.c.Path+"/", clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithFilterPut())
 	progress := time.NewTicker(progressEvery)
@@ -103,8 +161,10 @@ func (t *Tree) deletions(ctx context.Context, from, to int64, deleted func(key s
 			requestProgress(ctx, t.c.Client)
 		case resp, ok := <-wch:
 			switch {
-			case !ok:
+			case !ok && ctx.Err() != nil:
 				return reached, 0, ctx.Err()
+			case !ok:
+				return reached, 0, errors.New("the watch ended")
 			case resp.CompactRevision != 0:
 				return reached, resp.CompactRevision, resp.Err()
 			case resp.Err() != nil:
@@ -139,4 +199,49 @@ func requestProgress(ctx context.Context, c *clientv3.Client) {
 	ctx, cancel := context.WithTimeout(ctx, progressWait)
 	defer cancel()
 	_ = c.RequestProgress(ctx)
+}
+
+// deleted takes a part of the history read: each deletion is noted, and is
+// a change of the zones that hold its key, which moves their last change
+// when it is later; a compaction's floor is one of every zone whose last
+// change was before it. Once every read is done, the zones that wait for
+// them are installed.
+func (t *Tree) deleted(read historyRead) {
+	for _, d := range read.deletions {
+		if e := t.keys[d.key]; e != nil && e.mod > d.rev {
+			continue // written again since: the write is the later change
+		}
+		t.history.deletedAt(d.key, d.rev)
+		holders(t.subs, d.key, func(s *Sub) { t.changedAt(s, d.rev) })
+	}
+	if read.floor > 0 {
+		t.history.floor = max(t.history.floor, read.floor)
+		for _, s := range t.all() {
+			t.changedAt(s, read.floor)
+		}
+	}
+	if read.done {
+		if t.reads--; t.reads == 0 {
+			t.installWaiting()
+		}
+	}
+	t.flush()
+}
+
+// changedAt counts a change of s's keys at revision rev that its records
+// do not show (a deletion before the load): s's last change moves to rev
+// when that is later. A zone that waits to be installed is installed with
+// it.
+func (t *Tree) changedAt(s *Sub, rev int64) {
+	switch {
+	case s.idx == nil || rev <= max(s.written, s.rev):
+	case !s.installed:
+		s.written = rev
+	default:
+		if s.changed == nil {
+			s.changed = map[string]bool{}
+			t.dirty = append(t.dirty, s)
+		}
+		s.rev = rev
+	}
 }

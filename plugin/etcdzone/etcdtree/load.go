@@ -38,9 +38,9 @@ func (t *Tree) load(ctx context.Context) error {
 		}
 		from = string(page.Kvs[len(page.Kvs)-1].Key) + "\x00"
 	}
-	t.keys, t.next, t.dirty = keys, rev+1, nil
+	t.keys, t.sorted, t.next, t.dirty = keys, nil, rev+1, nil
 	t.history.reset(rev + 1)
-	t.place(ctx, t.all())
+	t.place(t.all())
 	return nil
 }
 

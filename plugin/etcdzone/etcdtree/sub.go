@@ -1,11 +1,12 @@
 package etcdtree
 
 import (
-	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 )
@@ -26,13 +27,14 @@ type Sub struct {
 	mu   sync.Mutex
 	gone bool
 
-	// Owned by the tree's goroutine: the zone's index, nil until
-	// installed; the revision of its last change; and the changes that
-	// wait to be published, nil when none.
-	idx     *zone.Index
-	written int64
-	changed map[string]bool
-	rev     int64
+	// Owned by the tree's goroutine: the zone's index, nil until placed;
+	// whether it is installed (see Tree.place); the revision of its last
+	// change; and the changes that wait to be published, nil when none.
+	idx       *zone.Index
+	installed bool
+	written   int64
+	changed   map[string]bool
+	rev       int64
 }
 
 // Join has the zones with the apex keys in apexes (each the etcd key of a
@@ -85,7 +87,7 @@ func (s *Sub) call(f func()) {
 
 // serve takes the zones that wait to leave, join or be judged again. Zones
 // that join a loaded tree are placed at once.
-func (t *Tree) serve(ctx context.Context) {
+func (t *Tree) serve() {
 	t.mu.Lock()
 	joining, leaving, rejudging := t.joining, t.leaving, t.rejudging
 	t.joining, t.leaving, t.rejudging = nil, nil, nil
@@ -100,46 +102,106 @@ func (t *Tree) serve(ctx context.Context) {
 		t.subs[s.apex] = append(t.subs[s.apex], s)
 	}
 	if t.keys != nil && len(joining) > 0 {
-		t.place(ctx, joining)
+		t.place(joining)
 	}
 	if len(rejudging) > 0 {
 		t.flush()
 	}
 	for _, s := range rejudging {
 		s.rejudge.Store(false)
-		if s.idx != nil {
+		if s.installed {
 			s.call(s.f.Rejudge)
 		}
 	}
 }
 
 // place gives each of subs its keys from the tree, in a new index, and
-// the revision of its last change, and installs them.
-func (t *Tree) place(ctx context.Context, subs []*Sub) {
+// the revision of its last change as far as the tree knows it. The
+// deletions the tree does not know yet (those before its load, or before
+// the keys of a zone that joins later were last written) are read from
+// etcd's history (see history): the zones are installed once every read
+// is done, or after installWait with what the reads found so far; the
+// deletions still to come then move their last change.
+func (t *Tree) place(subs []*Sub) {
 	byApex := map[string][]*Sub{}
 	for _, s := range subs {
-		s.idx, s.written, s.changed, s.rev = s.f.NewIndex(), 0, nil, 0
+		s.idx, s.installed, s.written, s.changed, s.rev = s.f.NewIndex(), false, 0, nil, 0
 		byApex[s.apex] = append(byApex[s.apex], s)
 	}
-	for key, e := range t.keys {
+	t.eachKeyUnder(slices.Collect(maps.Keys(byApex)), func(key string, e *entry) {
 		holders(byApex, key, func(s *Sub) {
 			s.written = max(s.written, e.mod)
 			if s.f.Accept(key, e.src, e.err) {
 				s.idx.Put(nil, e.src, nil)
 			}
 		})
-	}
+	})
 	from := t.next
 	for _, s := range subs {
 		from = min(from, s.written+1)
 	}
-	t.history.reach(ctx, t, from)
+	t.history.reach(t, from)
 	for key, rev := range t.history.deleted {
 		holders(byApex, key, func(s *Sub) { s.written = max(s.written, rev) })
 	}
 	for _, s := range subs {
 		s.written = max(s.written, t.history.floor)
+	}
+	t.waiting = append(t.waiting, subs...)
+	if t.reads == 0 {
+		t.installWaiting()
+	} else if t.installBy == nil {
+		t.installBy = time.After(installWait)
+	}
+}
+
+// installWait bounds how long a zone waits for the read of the history
+// before it is installed: etcd sends a watch that far behind about 10,000
+// revisions a second, and a zone must answer before a long history (an
+// etcd never compacted) is read.
+const installWait = time.Second
+
+// installWaiting installs the zones that wait to be.
+func (t *Tree) installWaiting() {
+	for _, s := range t.waiting {
+		s.installed = true
 		s.call(func() { s.f.Install(s.idx, s.written) })
+	}
+	t.waiting, t.installBy = nil, nil
+}
+
+// eachKeyUnder calls f for each of the tree's keys at or below one of
+// apexes, once.
+func (t *Tree) eachKeyUnder(apexes []string, f func(key string, e *entry)) {
+	if t.sorted == nil {
+		t.sorted = slices.Sorted(maps.Keys(t.keys))
+	}
+	// The keys below an apex below another one are that one's too.
+	set := map[string]bool{}
+	for _, apex := range apexes {
+		set[apex] = true
+	}
+	apexes = slices.DeleteFunc(apexes, func(apex string) bool {
+		for p := apex; ; {
+			i := strings.LastIndexByte(p, '/')
+			if i <= 0 {
+				return false
+			}
+			if p = p[:i]; set[p] {
+				return true
+			}
+		}
+	})
+	for _, apex := range apexes {
+		if e := t.keys[apex]; e != nil {
+			f(apex, e)
+		}
+		// The keys below apex follow one another: those that begin
+		// like it ("/a-b" before "/a/") do not come between.
+		i, _ := slices.BinarySearch(t.sorted, apex+"/")
+		for ; i < len(t.sorted) && strings.HasPrefix(t.sorted[i], apex+"/"); i++ {
+			f(t.sorted[i], t.keys[t.sorted[i]])
+		}
 	}
 }
 

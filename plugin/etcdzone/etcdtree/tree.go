@@ -87,9 +87,15 @@ type Config struct {
 // zones' indexes and their changes belong to one goroutine (run); other
 // goroutines reach it through Join, Leave and Rejudge.
 type Tree struct {
-	c      Config
-	cancel context.CancelFunc
-	done   chan struct{}
+	c Config
+	// ctx ends when the tree stops; done is closed once run returned,
+	// reading holds the reads of the history under way.
+	ctx     context.Context
+	cancel  context.CancelFunc
+	done    chan struct{}
+	reading sync.WaitGroup
+	// historyReads brings the parts of the history read to run.
+	historyReads chan historyRead
 
 	// kick holds a signal while zones wait to join or leave, or to be
 	// judged again.
@@ -102,12 +108,21 @@ type Tree struct {
 	// Owned by run:
 	// subs are the zones that joined, by their apex key.
 	subs map[string][]*Sub
-	// keys are the tree's keys, as read; nil until loaded.
-	keys map[string]*entry
+	// keys are the tree's keys, as read; nil until loaded. sorted holds
+	// them in order, nil until a zone joins, and when keys came or went
+	// since.
+	keys   map[string]*entry
+	sorted []string
 	// history holds the deletions of keys (see history).
 	history history
 	// next is the revision the watch goes on from.
 	next int64
+	// reads counts the reads of the history under way; waiting are the
+	// zones placed that wait for them to be installed, until installBy
+	// (see place).
+	reads     int
+	waiting   []*Sub
+	installBy <-chan time.Time
 	// dirty are the zones with changes waiting to be published; builds
 	// may come at ready (see buildShare).
 	dirty []*Sub
@@ -125,9 +140,16 @@ type entry struct {
 // New starts following c's tree until Stop.
 func New(c Config) *Tree {
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &Tree{c: c, cancel: cancel, done: make(chan struct{}), kick: make(chan struct{}, 1), subs: map[string][]*Sub{}}
-	t.history.reset(0)
+	t := newTree(ctx, c)
+	t.cancel = cancel
 	go func() { defer close(t.done); t.run(ctx) }()
+	return t
+}
+
+// newTree returns the tree of c, to follow until ctx ends.
+func newTree(ctx context.Context, c Config) *Tree {
+	t := &Tree{c: c, ctx: ctx, done: make(chan struct{}), historyReads: make(chan historyRead), kick: make(chan struct{}, 1), subs: map[string][]*Sub{}}
+	t.history.reset(0)
 	return t
 }
 
@@ -135,6 +157,7 @@ func New(c Config) *Tree {
 func (t *Tree) Stop() {
 	t.cancel()
 	<-t.done
+	t.reading.Wait()
 }
 
 // run keeps the tree up to date until ctx ends: it loads it, then applies
@@ -199,7 +222,11 @@ func (t *Tree) pause(ctx context.Context, d time.Duration) bool {
 		case <-timer.C:
 			return true
 		case <-t.kick:
-			t.serve(ctx)
+			t.serve()
+		case read := <-t.historyReads:
+			t.deleted(read)
+		case <-t.installBy:
+			t.installWaiting()
 		}
 	}
 }

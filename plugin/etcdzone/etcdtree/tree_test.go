@@ -6,6 +6,7 @@ import (
 	"fmt"
 	stdlog "log"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -101,8 +102,8 @@ func startEtcd(t *testing.T) *etcdtest.Server {
 	return s
 }
 
-// newTree follows s's /skydns tree until t ends.
-func newTree(t *testing.T, s *etcdtest.Server) *Tree {
+// startTree follows s's /skydns tree until t ends.
+func startTree(t *testing.T, s *etcdtest.Server) *Tree {
 	tr := New(Config{Client: s.Client(), Path: "/skydns", Read: read, Stream: t.Name()})
 	t.Cleanup(tr.Stop)
 	return tr
@@ -160,7 +161,7 @@ func TestLastChange(t *testing.T) {
 	org := do(t, s, "del /skydns/org/example/old")
 	do(t, s, "put /other/key x") // outside the tree
 	early := &recorder{}
-	tr := newTree(t, s)
+	tr := startTree(t, s)
 	tr.Join("early", []string{"/skydns/com/example"}, []Follower{early})
 	installed(t, early)
 	late := []*recorder{{}, {}}
@@ -171,9 +172,7 @@ func TestLastChange(t *testing.T) {
 		r    *recorder
 		want int64
 	}{{"example.com, before the load", early, com}, {"example.com, after it", late[0], com}, {"example.org, after it", late[1], org}} {
-		if got := c.r.state(); got != c.want {
-			t.Errorf("%s: last change at %d, want %d", c.name, got, c.want)
-		}
+		lastChange(t, c.name, c.r, c.want)
 	}
 	// Later changes reach every group's zone.
 	rev := do(t, s, "put /skydns/com/example/new x")
@@ -200,11 +199,24 @@ func TestLastChangeCompacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &recorder{}
-	newTree(t, s).Join("g", []string{"/skydns/org/example"}, []Follower{r})
+	startTree(t, s).Join("g", []string{"/skydns/org/example"}, []Follower{r})
 	installed(t, r)
-	if got := r.state(); got != compacted-1 {
-		t.Errorf("last change at %d, want %d (the revision before the compaction's)", got, compacted-1)
-	}
+	lastChange(t, "the revision before the compaction's", r, compacted-1)
+}
+
+// lastChange waits until r's last change is at want, and fails if it
+// passes it: the deletions before the load come after the install.
+func lastChange(t *testing.T, what string, r *recorder, want int64) {
+	t.Helper()
+	poll.Until(t, 10*time.Second, fmt.Sprintf("%s: last change at %d", what, want), func() error {
+		switch got := r.state(); {
+		case got > want:
+			t.Fatalf("%s: last change at %d, after %d", what, got, want)
+		case got < want:
+			return fmt.Errorf("at %d", got)
+		}
+		return nil
+	})
 }
 
 // TestHolders gives each key to the deepest zone of each group: a group
@@ -242,7 +254,7 @@ func TestUnreadable(t *testing.T) {
 	s := startEtcd(t)
 	do(t, s, "put /skydns/com/example/app garbage")
 	r := &recorder{}
-	newTree(t, s).Join("g", []string{"/skydns/com/example"}, []Follower{r})
+	startTree(t, s).Join("g", []string{"/skydns/com/example"}, []Follower{r})
 	installed(t, r)
 	do(t, s, "put /skydns/com/example/app good")
 	poll.Until(t, 10*time.Second, "the good value", func() error {
@@ -269,31 +281,42 @@ func TestWatchGoesOnFromTheLoad(t *testing.T) {
 		rev = do(t, s, fmt.Sprintf("put /other/%d x", i))
 	}
 	r := &recorder{}
-	tr := &Tree{c: Config{Client: s.Client(), Path: "/skydns", Read: read, Stream: t.Name()}, kick: make(chan struct{}, 1), subs: map[string][]*Sub{}}
+	ctx, stop := context.WithCancel(context.Background())
+	tr := newTree(ctx, Config{Client: s.Client(), Path: "/skydns", Read: read, Stream: t.Name()})
+	t.Cleanup(func() { stop(); tr.reading.Wait() })
 	tr.Join("g", []string{"/skydns/com/example"}, []Follower{r})
-	tr.serve(context.Background())
-	ctx := context.Background()
+	tr.serve()
 	if err := tr.load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	installed(t, r)
+	// watch runs the watch until check passes.
+	watch := func(what string, check func() error) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- tr.watch(ctx, func(string) {}) }()
+		poll.Until(t, 10*time.Second, what, check)
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the watch ended with %v", err)
+		}
+	}
+	watch("the zone installed", func() error {
+		if r.state() == 0 {
+			return errors.New("not installed")
+		}
+		return nil
+	})
 	if _, err := s.Client().Compact(ctx, rev); err != nil {
 		t.Fatal(err)
 	}
 	do(t, s, "put /skydns/com/example/new x")
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- tr.watch(ctx, func(string) {}) }()
-	poll.Until(t, 10*time.Second, "the new record", func() error {
+	watch("the new record", func() error {
 		if !r.saw("new.example.com.") {
 			return errors.New("no change of new.example.com")
 		}
 		return nil
 	})
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("the watch ended with %v", err)
-	}
 	if strings.Contains(logs.String(), "compacted") {
 		t.Errorf("the watch asked for compacted revisions:\n%s", logs.String())
 	}
@@ -303,7 +326,7 @@ func TestWatchGoesOnFromTheLoad(t *testing.T) {
 func TestLeave(t *testing.T) {
 	s := startEtcd(t)
 	do(t, s, "put /skydns/com/example/app x")
-	tr := newTree(t, s)
+	tr := startTree(t, s)
 	stays, leaves := &recorder{}, &recorder{}
 	tr.Join("stays", []string{"/skydns/com/example"}, []Follower{stays})
 	subs := tr.Join("leaves", []string{"/skydns/com/example"}, []Follower{leaves})
@@ -354,5 +377,20 @@ func TestFlushPacing(t *testing.T) {
 	}
 	if wait := time.Until(slow.ready); wait <= 0 {
 		t.Error("a change right after a slow build is not held back")
+	}
+}
+
+// TestEachKeyUnder goes over the keys at and below apexes once each, an
+// apex inside another one included, and none that merely begins like one.
+func TestEachKeyUnder(t *testing.T) {
+	tr := &Tree{keys: map[string]*entry{}}
+	for _, key := range []string{"/skydns/com/example", "/skydns/com/example-shop/x", "/skydns/com/example/a/1", "/skydns/com/example/lan/b", "/skydns/com/example/lan", "/skydns/com/other/c", "/skydns/org/example/d"} {
+		tr.keys[key] = &entry{}
+	}
+	var got []string
+	tr.eachKeyUnder([]string{"/skydns/com/example/lan", "/skydns/org/example", "/skydns/com/example"}, func(key string, _ *entry) { got = append(got, key) })
+	slices.Sort(got)
+	if want := []string{"/skydns/com/example", "/skydns/com/example/a/1", "/skydns/com/example/lan", "/skydns/com/example/lan/b", "/skydns/org/example/d"}; !slices.Equal(got, want) {
+		t.Errorf("%q, want %q", got, want)
 	}
 }

@@ -39,7 +39,11 @@ func (t *Tree) watch(ctx context.Context, answered func(what string)) error {
 		case <-progress.C:
 			requestProgress(ctx, t.c.Client)
 		case <-t.kick:
-			t.serve(ctx)
+			t.serve()
+		case read := <-t.historyReads:
+			t.deleted(read)
+		case <-t.installBy:
+			t.installWaiting()
 		case resp, ok := <-wch:
 			switch {
 			case !ok && ctx.Err() != nil:
@@ -76,9 +80,12 @@ func (t *Tree) apply(ev *clientv3.Event) {
 	var old *zone.Source
 	if e := t.keys[key]; e != nil {
 		old = e.src
+	} else {
+		t.sorted = nil // a new key
 	}
 	var e *entry
 	if ev.Type == clientv3.EventTypeDelete {
+		t.sorted = nil
 		delete(t.keys, key)
 		t.history.deletedAt(key, rev)
 	} else {
@@ -94,6 +101,11 @@ func (t *Tree) apply(ev *clientv3.Event) {
 		var src *zone.Source
 		if e != nil && s.f.Accept(key, e.src, e.err) {
 			src = e.src
+		}
+		if !s.installed {
+			s.idx.Put(old, src, nil)
+			s.written = max(s.written, rev)
+			return
 		}
 		if s.changed == nil {
 			s.changed = map[string]bool{}
