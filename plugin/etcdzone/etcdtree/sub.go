@@ -39,8 +39,9 @@ type Sub struct {
 
 // Join has the zones with the apex keys in apexes (each the etcd key of a
 // zone's apex, "/skydns/com/example"), all of one group, follow the tree:
-// each is given its keys (Follower.Install) once the tree is loaded, at
-// once if it is. The zones of a group join together.
+// each is given its keys (Follower.Install) once the tree is loaded, from
+// what the tree holds if it is (see place). The zones of a group join
+// together.
 func (t *Tree) Join(group any, apexes []string, fs []Follower) []*Sub {
 	subs := make([]*Sub, len(apexes))
 	for i, apex := range apexes {

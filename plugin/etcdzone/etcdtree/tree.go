@@ -5,8 +5,10 @@
 // joins the tree with its apex; the tree hands each zone its keys in an
 // index of its own (whose records are the tree's, shared), the changes to
 // them, and the revision of the zone's last change (deletions included), of
-// which the zone's serial is made. A zone that joins a loaded tree gets its
-// keys at once, with no read and no watch of its own.
+// which the zone's serial is made (deletions before the load come from
+// etcd's history, read in the background). A zone that joins a loaded tree
+// gets its keys from what the tree holds, with no load and no watch of its
+// own.
 package etcdtree
 
 import (
