@@ -26,9 +26,10 @@ const (
 // be told (etcd compacted the revisions it was in) is taken to have changed
 // at floor, which is never too early. The deletions before the load are
 // read from etcd's history in the background (etcd sends a watch that far
-// behind about 10,000 revisions a second): a zone is installed at once, at
-// the revision of its keys' last write, and its last change moves when a
-// later deletion arrives (see Tree.deleted).
+// behind about 10,000 revisions a second): a zone is installed once they
+// are read, or after installWait with those read so far, and its last
+// change moves when a later deletion arrives (see Tree.place and
+// Tree.deleted).
 type history struct {
 	// from is the first revision whose deletions are known, or on their
 	// way.
@@ -222,6 +223,7 @@ func (t *Tree) deleted(read historyRead) {
 	}
 	if read.done {
 		if t.reads--; t.reads == 0 {
+			t.waited = false
 			t.installWaiting()
 		}
 	}

@@ -149,18 +149,21 @@ func (t *Tree) place(subs []*Sub) {
 		s.written = max(s.written, t.history.floor)
 	}
 	t.waiting = append(t.waiting, subs...)
-	if t.reads == 0 {
+	switch {
+	case t.reads == 0 || t.waited:
 		t.installWaiting()
-	} else if t.installBy == nil {
+	case t.installBy == nil:
 		t.installBy = time.After(installWait)
 	}
 }
 
-// installWait bounds how long a zone waits for the read of the history
-// before it is installed: etcd sends a watch that far behind about 10,000
-// revisions a second, and a zone must answer before a long history (an
-// etcd never compacted) is read.
-const installWait = time.Second
+// installWait bounds how long zones wait for the reads of the history
+// before they are installed, once for all the zones that join while the
+// reads go on (CoreDNS starts its server blocks one after the other): etcd
+// sends a watch that far behind about 10,000 revisions a second, and the
+// zones must answer before a long history (an etcd never compacted) is
+// read.
+const installWait = 250 * time.Millisecond
 
 // installWaiting installs the zones that wait to be.
 func (t *Tree) installWaiting() {
@@ -169,6 +172,13 @@ func (t *Tree) installWaiting() {
 		s.call(func() { s.f.Install(s.idx, s.written) })
 	}
 	t.waiting, t.installBy = nil, nil
+}
+
+// waitedLong installs the zones that wait, after installWait: the zones
+// that join while the reads go on are installed at once.
+func (t *Tree) waitedLong() {
+	t.waited = true
+	t.installWaiting()
 }
 
 // eachKeyUnder calls f for each of the tree's keys at or below one of

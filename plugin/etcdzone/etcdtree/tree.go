@@ -120,11 +120,13 @@ type Tree struct {
 	// next is the revision the watch goes on from.
 	next int64
 	// reads counts the reads of the history under way; waiting are the
-	// zones placed that wait for them to be installed, until installBy
+	// zones placed that wait for them to be installed, until installBy;
+	// waited is set once zones waited installWait while the reads go on
 	// (see place).
 	reads     int
 	waiting   []*Sub
 	installBy <-chan time.Time
+	waited    bool
 	// dirty are the zones with changes waiting to be published; builds
 	// may come at ready (see buildShare).
 	dirty []*Sub
@@ -228,7 +230,7 @@ func (t *Tree) pause(ctx context.Context, d time.Duration) bool {
 		case read := <-t.historyReads:
 			t.deleted(read)
 		case <-t.installBy:
-			t.installWaiting()
+			t.waitedLong()
 		}
 	}
 }

@@ -43,7 +43,7 @@ func (t *Tree) watch(ctx context.Context, answered func(what string)) error {
 		case read := <-t.historyReads:
 			t.deleted(read)
 		case <-t.installBy:
-			t.installWaiting()
+			t.waitedLong()
 		case resp, ok := <-wch:
 			switch {
 			case !ok && ctx.Err() != nil:
