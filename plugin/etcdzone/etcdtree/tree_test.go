@@ -394,3 +394,43 @@ func TestEachKeyUnder(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// TestInstallWait installs the zones that join while the history is read
+// after installWait, once: a group that joins later is installed at once;
+// a deletion read afterwards moves the last change of the zone that held
+// its key.
+func TestInstallWait(t *testing.T) {
+	tr := newTree(context.Background(), Config{})
+	tr.keys = map[string]*entry{"/skydns/com/example/app": {src: &zone.Source{Key: "/skydns/com/example/app", Owner: "app.example.com."}, mod: 5}}
+	tr.next = 11
+	tr.reads = 1 // a read of the history under way
+	first, later := &recorder{}, &recorder{}
+	tr.Join("first", []string{"/skydns/com/example"}, []Follower{first})
+	tr.serve()
+	if first.state() != 0 {
+		t.Fatal("installed while the history is read, before installWait")
+	}
+	select {
+	case <-tr.installBy:
+		tr.waitedLong()
+	case <-time.After(10 * time.Second):
+		t.Fatal("no installWait")
+	}
+	if first.state() != 5 {
+		t.Fatalf("after installWait: last change at %d, want 5", first.state())
+	}
+	tr.Join("later", []string{"/skydns/com/example"}, []Follower{later})
+	tr.serve()
+	if later.state() != 5 {
+		t.Fatalf("a group that joined after installWait: last change at %d, want 5 at once", later.state())
+	}
+	tr.deleted(historyRead{deletions: []deletion{{"/skydns/com/example/old", 8}}, done: true})
+	for _, r := range []*recorder{first, later} {
+		if r.state() != 8 {
+			t.Errorf("after the deletion read: last change at %d, want 8", r.state())
+		}
+	}
+	if tr.reads != 0 || tr.waited {
+		t.Errorf("reads %d, waited %v once the read is done", tr.reads, tr.waited)
+	}
+}
