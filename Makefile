@@ -95,7 +95,7 @@ demo:
 test: build lint kube-bins helm acme-bins etcd-bins $(call platform_bins,$(TEST_PLATFORMS))
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m ./...
 	$(MAKE) externaldns
-	$(MAKE) fuzz FUZZTIME=30s
+	$(MAKE) fuzz FUZZTIME=20s
 
 # externaldns checks internal/externaldns, which the tests and the demo write
 # records with, against external-dns's own coredns provider and TXT registry:
