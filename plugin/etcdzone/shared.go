@@ -109,8 +109,11 @@ func (t *sharedTree) release() {
 	}
 	trees.Unlock()
 	if last {
-		t.tree.Stop()
+		// Closed between the two, the client ends a request under way
+		// that has no deadline (the etcd plugin's lease look-up).
+		t.tree.Cancel()
 		t.client.Close()
+		t.tree.Wait()
 	}
 }
 

@@ -43,15 +43,19 @@ func (h *history) reset(from int64) {
 	h.from, h.deleted, h.floor = from, map[string]int64{}, 0
 }
 
-// deletedAt notes the deletion of key at rev.
-func (h *history) deletedAt(key string, rev int64) {
+// deletedAt notes the deletion of key at rev. It reports whether the
+// deletions kept were forgotten for floor, which is then a change of every
+// zone (Tree.deletedAt).
+func (h *history) deletedAt(key string, rev int64) (forgot bool) {
 	if len(h.deleted) >= maxDeleted {
 		for _, r := range h.deleted {
 			h.floor = max(h.floor, r)
 		}
 		clear(h.deleted)
+		forgot = true
 	}
 	h.deleted[key] = max(h.deleted[key], rev)
+	return forgot
 }
 
 // written notes a write of key: its deletion before is of no account.
@@ -150,7 +154,7 @@ func (t *Tree) deletions(ctx context.Context, from, to int64, deleted func(key s
 	ctx = metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(ctx), "etcdzone", t.c.Stream+" history")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	wch := t.c.Client.Watch(ctx, t.c.Path+"/", clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithFilterPut())
+	wch := t.c.Client.Watch(ctx, t.prefix(), clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithFilterPut())
 	progress := time.NewTicker(progressEvery)
 	defer progress.Stop()
 	reached = from - 1
@@ -212,14 +216,11 @@ func (t *Tree) deleted(read historyRead) {
 		if e := t.keys[d.key]; e != nil && e.mod > d.rev {
 			continue // written again since: the write is the later change
 		}
-		t.history.deletedAt(d.key, d.rev)
+		t.deletedAt(d.key, d.rev)
 		holders(t.subs, d.key, func(s *Sub) { t.changedAt(s, d.rev) })
 	}
 	if read.floor > 0 {
-		t.history.floor = max(t.history.floor, read.floor)
-		for _, s := range t.all() {
-			t.changedAt(s, read.floor)
-		}
+		t.raiseFloor(read.floor)
 	}
 	if read.done {
 		if t.reads--; t.reads == 0 {
@@ -245,5 +246,22 @@ func (t *Tree) changedAt(s *Sub, rev int64) {
 			t.dirty = append(t.dirty, s)
 		}
 		s.rev = rev
+	}
+}
+
+// deletedAt notes the deletion of key at rev in the history; when that
+// forgets the deletions kept, their last is a change of every zone.
+func (t *Tree) deletedAt(key string, rev int64) {
+	if t.history.deletedAt(key, rev) {
+		t.raiseFloor(t.history.floor)
+	}
+}
+
+// raiseFloor makes floor a change of every zone whose last change was
+// before it: the deletions before it can't be told.
+func (t *Tree) raiseFloor(floor int64) {
+	t.history.floor = max(t.history.floor, floor)
+	for _, s := range t.all() {
+		t.changedAt(s, floor)
 	}
 }

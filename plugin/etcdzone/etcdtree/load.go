@@ -20,7 +20,7 @@ const (
 func (t *Tree) load(ctx context.Context) error {
 	keys := map[string]*entry{}
 	var rev int64
-	for from := t.c.Path + "/"; ; {
+	for from := t.prefix(); ; {
 		page, err := t.read(ctx, from, rev)
 		if err != nil {
 			return err
@@ -38,7 +38,7 @@ func (t *Tree) load(ctx context.Context) error {
 		}
 		from = string(page.Kvs[len(page.Kvs)-1].Key) + "\x00"
 	}
-	t.keys, t.sorted, t.next, t.dirty = keys, nil, rev+1, nil
+	t.keys, t.sorted, t.next, t.dirty, t.waiting = keys, nil, rev+1, nil, nil
 	t.history.reset(rev + 1)
 	t.place(t.all())
 	return nil
@@ -50,7 +50,7 @@ func (t *Tree) read(ctx context.Context, key string, rev int64) (*clientv3.GetRe
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	return t.c.Client.Get(ctx, key,
-		clientv3.WithRange(clientv3.GetPrefixRangeEnd(t.c.Path+"/")),
+		clientv3.WithRange(clientv3.GetPrefixRangeEnd(t.prefix())),
 		clientv3.WithLimit(PageSize),
 		clientv3.WithRev(rev),
 		clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))

@@ -22,8 +22,8 @@ type Sub struct {
 
 	// rejudge is set while the zone waits to be judged again.
 	rejudge atomic.Bool
-	// mu is held while the tree calls f, gone set once the zone left: no
-	// call comes after Leave.
+	// mu is held while the tree installs, changes or judges f's zone, gone
+	// set once the zone left: none comes after Leave.
 	mu   sync.Mutex
 	gone bool
 
@@ -55,7 +55,8 @@ func (t *Tree) Join(group any, apexes []string, fs []Follower) []*Sub {
 }
 
 // Leave ends s's share of the tree: once it returns, s's follower is
-// called no more.
+// installed, changed and judged no more (a key being placed may still be
+// offered to Accept).
 func (s *Sub) Leave() {
 	s.mu.Lock()
 	s.gone = true
@@ -93,15 +94,18 @@ func (t *Tree) serve() {
 	joining, leaving, rejudging := t.joining, t.leaving, t.rejudging
 	t.joining, t.leaving, t.rejudging = nil, nil, nil
 	t.mu.Unlock()
+	// A zone may join and leave in one go (its block stopped while the
+	// tree was loading): it joins first.
+	for _, s := range joining {
+		t.subs[s.apex] = append(t.subs[s.apex], s)
+	}
 	for _, s := range leaving {
 		t.subs[s.apex] = slices.DeleteFunc(t.subs[s.apex], func(o *Sub) bool { return o == s })
 		if len(t.subs[s.apex]) == 0 {
 			delete(t.subs, s.apex)
 		}
 	}
-	for _, s := range joining {
-		t.subs[s.apex] = append(t.subs[s.apex], s)
-	}
+	joining = slices.DeleteFunc(joining, func(s *Sub) bool { return slices.Contains(leaving, s) })
 	if t.keys != nil && len(joining) > 0 {
 		t.place(joining)
 	}
@@ -109,8 +113,9 @@ func (t *Tree) serve() {
 		t.flush()
 	}
 	for _, s := range rejudging {
-		s.rejudge.Store(false)
-		if s.installed {
+		// A zone not installed yet is judged when it is (see
+		// installWaiting).
+		if s.installed && s.rejudge.Swap(false) {
 			s.call(s.f.Rejudge)
 		}
 	}
@@ -165,11 +170,15 @@ func (t *Tree) place(subs []*Sub) {
 // read.
 const installWait = 250 * time.Millisecond
 
-// installWaiting installs the zones that wait to be.
+// installWaiting installs the zones that wait to be, and judges again
+// those that asked meanwhile (a signed zone's refresh).
 func (t *Tree) installWaiting() {
 	for _, s := range t.waiting {
 		s.installed = true
 		s.call(func() { s.f.Install(s.idx, s.written) })
+		if s.rejudge.Swap(false) {
+			s.call(s.f.Rejudge)
+		}
 	}
 	t.waiting, t.installBy = nil, nil
 }

@@ -14,6 +14,7 @@ package etcdtree
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,7 +160,17 @@ func newTree(ctx context.Context, c Config) *Tree {
 
 // Stop stops following the tree, and returns once it has.
 func (t *Tree) Stop() {
-	t.cancel()
+	t.Cancel()
+	t.Wait()
+}
+
+// Cancel has the tree stop following etcd; Wait returns once it has. A
+// request to etcd under way (the etcd plugin's lease look-ups have no
+// deadline) ends when the client is closed between the two.
+func (t *Tree) Cancel() { t.cancel() }
+
+// Wait returns once the tree stopped, after Cancel.
+func (t *Tree) Wait() {
 	<-t.done
 	t.reading.Wait()
 }
@@ -234,6 +245,10 @@ func (t *Tree) pause(ctx context.Context, d time.Duration) bool {
 		}
 	}
 }
+
+// prefix is what the tree's keys begin with: its path and a slash ("/"
+// for the path "/").
+func (t *Tree) prefix() string { return strings.TrimSuffix(t.c.Path, "/") + "/" }
 
 // all returns the zones that joined.
 func (t *Tree) all() []*Sub {

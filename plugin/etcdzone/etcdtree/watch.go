@@ -27,7 +27,7 @@ func (t *Tree) watch(ctx context.Context, answered func(what string)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer t.flush()
-	wch := t.c.Client.Watch(ctx, t.c.Path+"/", clientv3.WithPrefix(), clientv3.WithRev(t.next))
+	wch := t.c.Client.Watch(ctx, t.prefix(), clientv3.WithPrefix(), clientv3.WithRev(t.next))
 	progress := time.NewTicker(progressIdle)
 	defer progress.Stop()
 	var pace <-chan time.Time // fires when the changes waiting may be published
@@ -87,7 +87,7 @@ func (t *Tree) apply(ev *clientv3.Event) {
 	if ev.Type == clientv3.EventTypeDelete {
 		t.sorted = nil
 		delete(t.keys, key)
-		t.history.deletedAt(key, rev)
+		t.deletedAt(key, rev)
 	} else {
 		src, err := t.c.Read(key, ev.Kv)
 		e = &entry{src: src, err: err, mod: rev}
