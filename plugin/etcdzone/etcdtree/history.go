@@ -91,19 +91,27 @@ func (h *history) reach(t *Tree, from int64) {
 	t.reading.Add(1)
 	go func() {
 		defer t.reading.Done()
-		t.readHistory(t.ctx, from, to)
+		t.readHistory(t.ctx, from, to, t.noProgress)
 	}()
 }
 
 // readHistory reads the deletions of t's keys from revision from to revision
-// to, sending each part it reads to t's goroutine, until it has them all
-// (the last part is done) or ctx ends. A failure is logged, and the read
+// to, sending what each answer of etcd holds to t's goroutine, until it has
+// them all (the last part is done) or ctx ends. A failure is logged, and the read
 // goes on from where it was.
-func (t *Tree) readHistory(ctx context.Context, from, to int64) {
+func (t *Tree) readHistory(ctx context.Context, from, to int64, noProgress bool) {
+	send := func(read historyRead) bool {
+		select {
+		case t.historyReads <- read:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	for from <= to {
 		var read historyRead
-		reached, compacted, err := t.deletions(ctx, from, to, func(key string, rev int64) {
-			read.deletions = append(read.deletions, deletion{key, rev})
+		reached, compacted, err := t.deletions(ctx, from, to, noProgress, func(found []deletion) bool {
+			return send(historyRead{deletions: found})
 		})
 		failed := false
 		switch {
@@ -123,12 +131,7 @@ func (t *Tree) readHistory(ctx context.Context, from, to int64) {
 			from, failed = reached+1, true
 			log.Warningf("%s: reading the deletions of revisions %d to %d: %v; reading them again", t.c.Path, from, to, err)
 		}
-		select {
-		case t.historyReads <- read:
-		case <-ctx.Done():
-			return
-		}
-		if failed && !pauseCtx(ctx, retry) {
+		if !send(read) || failed && !pauseCtx(ctx, retry) {
 			return
 		}
 	}
@@ -146,21 +149,32 @@ func pauseCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// deletions calls deleted for each deletion of the tree's keys from
-// revision from to revision to, in order, and returns the last revision up
-// to which it knows them all; when etcd compacted from, etcd's compaction
+// deletions calls found with the deletions of the tree's keys from revision
+// from to revision to that each answer of etcd holds, in order, until found
+// returns false or it has them all, and returns the last revision up to
+// which it knows them all; when etcd compacted from, etcd's compaction
 // revision (the first it still holds) instead.
-func (t *Tree) deletions(ctx context.Context, from, to int64, deleted func(key string, rev int64)) (reached, compacted int64, err error) {
+//
+// Without progress reports (noProgress), it knows that it has them all only
+// once it sees a write of the tree's keys after to: it reads the puts too
+// (one comes sooner than a deletion), and goes on until one comes.
+func (t *Tree) deletions(ctx context.Context, from, to int64, noProgress bool, found func([]deletion) bool) (reached, compacted int64, err error) {
 	ctx = metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(ctx), "etcdzone", t.c.Stream+" history")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	wch := t.c.Client.Watch(ctx, t.prefix(), clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithFilterPut())
-	progress := time.NewTicker(progressEvery)
-	defer progress.Stop()
+	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithRev(from)}
+	var progressC <-chan time.Time
+	if !noProgress {
+		opts = append(opts, clientv3.WithFilterPut())
+		progress := time.NewTicker(progressEvery)
+		defer progress.Stop()
+		progressC = progress.C
+	}
+	wch := t.c.Client.Watch(ctx, t.prefix(), opts...)
 	reached = from - 1
 	for {
 		select {
-		case <-progress.C:
+		case <-progressC:
 			// etcd reports progress once the watch has caught up; an
 			// error is as good as no report: asked again next time.
 			requestProgress(ctx, t.c.Client)
@@ -175,13 +189,19 @@ func (t *Tree) deletions(ctx context.Context, from, to int64, deleted func(key s
 			case resp.Err() != nil:
 				return reached, 0, resp.Err()
 			}
+			var dels []deletion
 			for _, ev := range resp.Events {
-				if rev := ev.Kv.ModRevision; rev <= to {
-					deleted(string(ev.Kv.Key), rev)
+				if rev := ev.Kv.ModRevision; rev <= to && ev.Type == clientv3.EventTypeDelete {
+					dels = append(dels, deletion{string(ev.Kv.Key), rev})
 				}
+			}
+			if len(dels) > 0 && !found(dels) {
+				return reached, 0, ctx.Err()
+			}
+			for _, ev := range resp.Events {
 				reached = max(reached, ev.Kv.ModRevision)
 			}
-			if resp.IsProgressNotify() {
+			if resp.IsProgressNotify() && !noProgress {
 				reached = max(reached, resp.Header.Revision)
 			}
 			if reached >= to {
@@ -189,21 +209,6 @@ func (t *Tree) deletions(ctx context.Context, from, to int64, deleted func(key s
 			}
 		}
 	}
-}
-
-// progressWait bounds how long a watch waits for etcd to take a request of
-// a progress report.
-const progressWait = time.Second
-
-// requestProgress asks etcd for a progress report of the watches of ctx's
-// stream, waiting progressWait at most: while etcd is unreachable the
-// request would block, and with it the watch's loop, which also serves the
-// zones that join, leave or wait to be judged again. An error is as good
-// as no report: it is asked again next time.
-func requestProgress(ctx context.Context, c *clientv3.Client) {
-	ctx, cancel := context.WithTimeout(ctx, progressWait)
-	defer cancel()
-	_ = c.RequestProgress(ctx)
 }
 
 // deleted takes a part of the history read: each deletion is noted, and is

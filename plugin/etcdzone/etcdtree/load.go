@@ -18,6 +18,7 @@ const (
 // and places them in the zones' indexes (see place). The watch goes on
 // from the next revision.
 func (t *Tree) load(ctx context.Context) error {
+	t.checkProgress(ctx)
 	keys := map[string]*entry{}
 	var rev int64
 	for from := t.prefix(); ; {

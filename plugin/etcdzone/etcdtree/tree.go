@@ -128,6 +128,9 @@ type Tree struct {
 	waiting   []*Sub
 	installBy <-chan time.Time
 	waited    bool
+	// noProgress is set while etcd's progress reports can't be relied on
+	// (see checkProgress); toldNoProgress once that was logged.
+	noProgress, toldNoProgress bool
 	// dirty are the zones with changes waiting to be published; builds
 	// may come at ready (see buildShare).
 	dirty []*Sub

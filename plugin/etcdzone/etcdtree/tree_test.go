@@ -434,3 +434,16 @@ func TestInstallWait(t *testing.T) {
 		t.Errorf("reads %d, waited %v once the read is done", tr.reads, tr.waited)
 	}
 }
+
+// TestReportsProgress tells the etcd releases whose progress reports wait
+// for a watch to catch up (etcd-io/etcd#15220: fixed in 3.4.24, 3.5.8).
+func TestReportsProgress(t *testing.T) {
+	for version, want := range map[string]bool{
+		"3.4.23": false, "3.4.24": true, "3.5.7": false, "3.5.8": true, "3.5.21": true,
+		"3.6.0": true, "3.7.2": true, "3.3.27": false, "4.0.0": true, "3.6.0-rc.1": true, "": false,
+	} {
+		if got := reportsProgress(version); got != want {
+			t.Errorf("%q: %v, want %v", version, got, want)
+		}
+	}
+}

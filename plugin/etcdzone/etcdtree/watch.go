@@ -37,7 +37,9 @@ func (t *Tree) watch(ctx context.Context, answered func(what string)) error {
 			pace = nil
 			t.flush()
 		case <-progress.C:
-			requestProgress(ctx, t.c.Client)
+			if !t.noProgress {
+				requestProgress(ctx, t.c.Client)
+			}
 		case <-t.kick:
 			t.serve()
 		case read := <-t.historyReads:
@@ -56,7 +58,7 @@ func (t *Tree) watch(ctx context.Context, answered func(what string)) error {
 				return resp.Err()
 			}
 			answered("watching")
-			if resp.IsProgressNotify() {
+			if resp.IsProgressNotify() && !t.noProgress {
 				t.next = max(t.next, resp.Header.Revision+1)
 			}
 			for _, ev := range resp.Events {
