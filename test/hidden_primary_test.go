@@ -202,8 +202,9 @@ func checkCopies(t *testing.T, secondaries []*nameserver.Server, names ...string
 }
 
 // TestHiddenPrimarySerial checks the zone's SOA serial: the same while
-// nothing changes, greater (RFC 1982) after each kind of change of the
-// external zone, and not smaller after a restart. Watchers end with the
+// nothing changes (a reload of the same Corefile included), greater (RFC
+// 1982) after each kind of change of the external zone, and not smaller
+// after a restart. Watchers end with the
 // server: nothing of etcdzone is left running.
 func TestHiddenPrimarySerial(t *testing.T) {
 	before := goroutines.Take()
@@ -226,7 +227,10 @@ func TestHiddenPrimarySerial(t *testing.T) {
 		{"record added", func() { putRecords(t, etcd, a("new.example.com", "192.168.0.60")) }},
 		{"record deleted", func() { deleteRecords(t, etcd, "app.example.com") }},
 		{"global addresses changed", func() { putGlobal(t, etcd, "203.0.113.20") }},
-		{"reload", func() { primary.Reload(t, corefile) }},
+		{"reload with the TTL changed", func() {
+			corefile = strings.Replace(corefile, "ttl 900", "ttl 600", 1)
+			primary.Reload(t, corefile)
+		}},
 	}
 	for _, c := range changes {
 		c.change()
@@ -238,6 +242,11 @@ func TestHiddenPrimarySerial(t *testing.T) {
 			serial = s
 			return nil
 		})
+	}
+
+	primary.Reload(t, corefile)
+	if s := soaSerial(t, addr, "example.com."); s != serial {
+		t.Errorf("a reload of the same Corefile: serial %d, was %d", s, serial)
 	}
 
 	// A burst of changes moves the serial twice within a second; a restart

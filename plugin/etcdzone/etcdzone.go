@@ -28,6 +28,7 @@ import (
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/request"
 	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
@@ -54,6 +55,9 @@ type EtcdZone struct {
 	updateLease time.Duration
 	// journalRecords and journalBytes bound each zone's journal.
 	journalRecords, journalBytes int
+	// serialKey is where the zones' stamps are kept in etcd (serial_key),
+	// "" for the default (see stampPrefix).
+	serialKey string
 	// dnssec says how to sign the zones; no keys: unsigned.
 	dnssec dnssecConfig
 	// conn is the etcd connection the Corefile gives the directive; when
@@ -76,6 +80,9 @@ type EtcdZone struct {
 	tree   *sharedTree
 	client *etcdclient.Client
 	view   view.View
+	// stamps keeps the zones' stamps (see package stamp); nil when the
+	// block transfers nothing.
+	stamps *stamp.Keeper
 	// zones are the zones; byName has them by their names. published
 	// holds a signal while a zone was published for the first time since
 	// waitLoaded last looked.

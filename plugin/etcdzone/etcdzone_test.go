@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"testing"
@@ -453,18 +454,29 @@ func (v revisionView) Judged(context.Context, []dns.RR) {}
 
 // TestRejudgeMovesSerial changes the view's global addresses, written at a
 // revision before the zone's last change: the serial moves all the same, so
-// that the secondaries transfer the zone with the new addresses.
+// that the secondaries transfer the zone with the new addresses; a new
+// state of the view that shows the zone alike leaves it. (The first state
+// publishes the zone at the serial of its last change.)
 func TestRejudgeMovesSerial(t *testing.T) {
 	x := &EtcdZone{apex: testApex}
 	z := &hosted{name: "example.com.", server: "dns://test/" + t.Name(), serialMoved: make(chan struct{}, 1), serial: zone.Serial{}.At(100), journal: zone.NewJournal(0, 0)}
 	z.config = &zone.Zone{Name: z.name, Apex: &x.apex}
-	z.idx = zone.NewIndex(nil)
-	for _, rev := range []int64{50, 50, 150} {
-		x.view = revisionView{&view.State{Revision: rev, Show: func(rrs []dns.RR) []dns.RR { return rrs }}}
+	app := &dns.A{Hdr: dns.RR_Header{Name: "app.example.com.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: net.ParseIP("192.168.0.51")}
+	z.idx = zone.NewIndex(map[string][]dns.RR{"app": {app}})
+	for _, tc := range []struct {
+		rev    int64
+		global string
+		moves  bool
+	}{{50, "203.0.113.1", false}, {50, "203.0.113.2", true}, {50, "203.0.113.2", false}, {150, "203.0.113.3", true}} {
+		x.view = revisionView{&view.State{Revision: tc.rev, Rules: "global " + tc.global, Show: func(rrs []dns.RR) []dns.RR {
+			global := dns.Copy(rrs[0]).(*dns.A)
+			global.A = net.ParseIP(tc.global)
+			return []dns.RR{global}
+		}}}
 		before := z.serial
 		x.rejudge(z)
-		if !zone.Newer(z.serial.Value(), before.Value()) {
-			t.Errorf("addresses of revision %d: serial %d after %d", rev, z.serial.Value(), before.Value())
+		if moved := zone.Newer(z.serial.Value(), before.Value()); moved != tc.moves {
+			t.Errorf("addresses %s of revision %d: serial %d after %d, want moved %v", tc.global, tc.rev, z.serial.Value(), before.Value(), tc.moves)
 		}
 	}
 	if want := (zone.Serial{}.At(150)).Value(); z.serial.Value() != want {

@@ -32,25 +32,19 @@ func (f follower) Accept(key string, src *zone.Source, err error) bool {
 }
 
 // Install implements etcdtree.Follower: it makes idx the zone's, with the
-// serial of the zone's last change, and publishes the zone it gives. The
-// first index's serial goes on from that of the instance before a reload of
-// the Corefile, if any; a first load always moves the serial (from none), so
-// the secondaries learn at once what changed while the server was down.
+// serial of the zone's last change, and publishes the zone it gives (see
+// commit: the first version of a reloaded Corefile's instance goes on from
+// the serial of the one before).
 func (f follower) Install(idx *zone.Index, written int64) {
 	x, z := f.x, f.z
-	first := z.idx == nil
 	if x.view != nil {
 		if st := x.view.Current(); st != nil {
 			z.viewRev = st.Revision
 			written = max(written, z.viewRev)
 		}
 	}
-	s := z.serial.At(written)
-	if first {
-		s = zone.Reloaded(z.server, z.name, s)
-	}
 	z.idx = idx
-	x.commit(z, nil, s)
+	x.commit(z, nil, z.serial.At(written))
 }
 
 // Changed implements etcdtree.Follower.

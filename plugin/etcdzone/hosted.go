@@ -2,10 +2,14 @@ package etcdzone
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
+	"github.com/coredns/caddy"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
@@ -43,6 +47,12 @@ type hosted struct {
 	serial  zone.Serial
 	viewRev int64
 
+	// stamp is the zone's stamp as the instance last kept it in etcd (see
+	// package stamp), "" when it has not. unsure is the last version
+	// published when its stamp could not be kept (see ixfrFrom).
+	stamp  string
+	unsure *zone.Version
+
 	// serialMoved holds a signal while a move of the serial waits to be
 	// announced to the secondaries.
 	serialMoved chan struct{}
@@ -59,8 +69,9 @@ var errOutside = errors.New("its name is outside the zone")
 // commit makes s z's serial, and publishes the version of z that idx and
 // the view's state give, after a change of the owner names in changed
 // (every name when nil): built apart, then made current whole. A change
-// of the records always moves the serial. It publishes nothing while the
-// view can't judge.
+// of the records always moves the serial, and so does a zone made
+// otherwise than its stamp says (see stamped). It publishes nothing while
+// the view can't judge.
 func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	var st *view.State
 	if x.view != nil {
@@ -76,9 +87,20 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	if prev != nil && changed != nil && len(changed) == 0 && s == prev.Serial {
 		return
 	}
+	vouched := true
+	if prev == nil || prev.State != st {
+		if prev == nil && z.signing != nil {
+			z.signing.made = time.Now()
+		}
+		s, vouched = x.stamped(z, st, s)
+	}
+	if prev == nil {
+		s = zone.Reloaded(z.server, z.name, s, vouched)
+	}
 	next, d := zone.Build(z.config, z.idx, prev, changed, st, s)
 	x.setSerial(z, next.Serial)
 	d = z.publish(prev, next, d)
+	z.published(next, vouched || x.stamps == nil)
 	recordsGauge.WithLabelValues(z.server, z.name).Set(float64(next.Count()))
 	if prev == nil {
 		loadedGauge.WithLabelValues(z.server, z.name).Set(1)
@@ -88,15 +110,81 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 		return
 	}
 	if next.Serial != prev.Serial {
-		z.journal.Add(d)
+		if z.ixfrFrom(prev) {
+			z.journal.Add(d)
+		}
 		z.announceSoon()
 	}
 }
 
+// stamped returns s, the serial of z's next version at the view's state st,
+// and whether z's stamp in etcd vouches for it (see package stamp): when z
+// is made otherwise than its stamp says, the stamp is written, and the
+// serial moves to the revision of that write, past every serial published
+// before. Without a stamp (a block that transfers nothing, or one that etcd
+// did not take) it is s, which zone.Build moves by one if the records
+// changed.
+func (x *EtcdZone) stamped(z *hosted, st *view.State, s zone.Serial) (zone.Serial, bool) {
+	if x.stamps == nil {
+		return s, false
+	}
+	text := x.stampText(z, st)
+	if text == z.stamp {
+		return s, true
+	}
+	rev, ok := x.stamps.Keep(z.name, text)
+	if !ok {
+		z.stamp = ""
+		return s, false
+	}
+	z.stamp = text
+	return s.At(rev), true
+}
+
+// stampText returns z's stamp at the view's state st: what makes the zone
+// besides etcd's records.
+func (x *EtcdZone) stampText(z *hosted, st *view.State) string {
+	apex := z.config.Apex
+	sz := stamp.Zone{
+		Program: caddy.AppVersion,
+		Tree:    fmt.Sprintf("%s, leases' TTLs %d to %d", x.tree.id.path, x.tree.id.minTTL, x.tree.id.maxTTL),
+		Zones:   zoneNames(x.zones),
+		Records: append([]dns.RR{apex.SOA(z.name, 0)}, apex.NSSet(z.name, apex.NS)...),
+	}
+	for _, rrs := range z.fixed {
+		sz.Records = append(sz.Records, rrs...)
+	}
+	if st != nil {
+		sz.View = st.Rules
+	}
+	if g := z.signing; g != nil {
+		sz.Signing = g.stampText()
+	}
+	return sz.Text()
+}
+
+// published notes that next is z's current version, sure unless its
+// stamp could not be kept: for the serials kept across reloads, and for
+// ixfrFrom.
+func (z *hosted) published(next *zone.Version, sure bool) {
+	zone.Remember(z.server, z.name, next.Serial)
+	if !sure {
+		z.unsure = next
+	}
+}
+
+// ixfrFrom reports whether an IXFR may start from v, z's current version
+// when the next is published: whether a secondary that holds v's serial
+// holds v. A serial that a stamp vouched for, or one that moved from there
+// with the changes of etcd, is one zone in every process that publishes
+// it; one that moved by a change that no stamp holds (etcd refused it) may
+// have been another zone in the process before. Any doubt gives the whole
+// zone.
+func (z *hosted) ixfrFrom(v *zone.Version) bool { return v != z.unsure }
+
 // setSerial makes s z's serial.
 func (x *EtcdZone) setSerial(z *hosted, s zone.Serial) {
 	z.serial = s
-	zone.Remember(z.server, z.name, s)
 	serialGauge.WithLabelValues(z.server, z.name).Set(float64(s.Value()))
 }
 
@@ -113,22 +201,20 @@ func signal(ch chan struct{}) {
 }
 
 // rejudge builds z again after a change of the view's state (its global
-// addresses), and counts that as a change of the zone: at the addresses'
-// etcd revision when it is new (which moves the serial only if the zone's
-// last change was earlier: the first addresses a server learns may be
-// older), else as one that etcd does not hold (a file).
+// addresses): a change of the zone when it shows the records otherwise (see
+// commit); at the addresses' etcd revision when it is new (which moves the
+// serial only if the zone's last change was earlier: the first addresses a
+// server learns may be older).
 func (x *EtcdZone) rejudge(z *hosted) {
 	if z.idx == nil {
 		return
 	}
-	s := z.serial.Bumped()
+	s := z.serial
 	// A block without a view (a signed internal view) has no revision of
 	// its own to count.
 	if st := x.state(); st != nil && st.Revision != z.viewRev {
 		z.viewRev = st.Revision
-		if at := z.serial.At(st.Revision); at != z.serial {
-			s = at
-		}
+		s = s.At(st.Revision)
 	}
 	x.commit(z, nil, s)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/plugin/tsig"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
@@ -63,6 +65,9 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	if x.view = view.Of(cfg.Handlers()); x.view != nil {
 		unserve = x.view.Serve(zoneNames(zones))
 	}
+	if x.xfr != nil {
+		x.stamps = &stamp.Keeper{Client: x.client, Prefix: x.stampPrefix()}
+	}
 	x.setZones(zones)
 	leave := x.follow(zones)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,6 +93,22 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	}
 	x.waitLoaded(startWait)
 	return nil
+}
+
+// stampPrefix returns the etcd key under which the stamps of the block's
+// zones are kept: serial_key, else one of the tree and the kind of view
+// (/globaladdr/serial/skydns/external), so that the LAN's view and the
+// Internet's of one zone do not take each other's stamps. Replicas of one
+// Corefile share it.
+func (x *EtcdZone) stampPrefix() string {
+	if x.serialKey != "" {
+		return x.serialKey
+	}
+	kind := "internal"
+	if x.view != nil {
+		kind = "external"
+	}
+	return path.Join("/globaladdr/serial", x.tree.id.path, kind)
 }
 
 // setZones makes zones x's.

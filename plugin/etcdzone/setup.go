@@ -109,6 +109,8 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 		x.updateLease, err = parseLease(c, args)
 	case "journal":
 		x.journalRecords, x.journalBytes, err = parseJournal(c, args)
+	case "serial_key":
+		x.serialKey, err = parseKey(c, args)
 	case "endpoint", "tls", "credentials", "plaintext_credentials":
 		err = x.conn.Parse(c, property, args)
 	default:
@@ -153,6 +155,19 @@ func parseJournal(c *caddy.Controller, args []string) (records, bytes int, err e
 		bytes = n * unit
 	}
 	return records, bytes, nil
+}
+
+// parseKey reads "serial_key KEY": an etcd key, "/" and a name at least,
+// kept without a trailing "/".
+func parseKey(c *caddy.Controller, args []string) (string, error) {
+	if len(args) != 1 {
+		return "", c.ArgErr()
+	}
+	key := strings.TrimRight(args[0], "/")
+	if !strings.HasPrefix(key, "/") || key == "" {
+		return "", c.Errf("serial_key %q is not an etcd key such as /globaladdr/serial/primary", args[0])
+	}
+	return key, nil
 }
 
 // parseDelegate reads "delegate NAME NS...".

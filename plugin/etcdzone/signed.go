@@ -31,14 +31,29 @@ type signing struct {
 	s  *signer.Signer
 
 	// paths are the key files' prefixes and directories; keys names
-	// the keys last read from them.
-	paths []string
-	keys  string
+	// the keys last read from them, refused those last read that the
+	// signer refused (their warning is not repeated).
+	paths         []string
+	keys, refused string
 	// every is how often the signatures are checked, and the keys read.
 	every time.Duration
 	// due is set when the timer asks for a refresh; the zone's builder
 	// takes it (see follower.Rejudge).
 	due atomic.Bool
+	// made is when the signatures the zone publishes next were made: a
+	// part of its stamp. Only the zone's builder reads and writes it.
+	made time.Time
+}
+
+// stampText says how g signs, for the zone's stamp: with which keys and
+// denial, and when the signatures were made (signatures made anew make
+// the zone anew).
+func (g *signing) stampText() string {
+	denial := "nsec3"
+	if g.s.NSEC() {
+		denial = "nsec"
+	}
+	return fmt.Sprintf("%s %s, signed at %s", g.keys, denial, g.made.UTC().Format(time.RFC3339Nano))
 }
 
 // newSigners gives each of zones its signer when the Corefile has keys, and
@@ -179,28 +194,46 @@ func withDiff(d zone.Delta, diff signer.Diff) zone.Delta {
 
 // refresh signs z's signatures that expire soon anew, and reads its keys
 // again (a new key is published, one gone retired: see signer.SetKeys); if
-// that changes the zone, it publishes it under the next serial, and the
-// secondaries are notified. It runs in the goroutine that builds z.
+// that changes the zone, it publishes it under a new serial, and the
+// secondaries are notified. The new serial is that of the zone's stamp
+// written anew (see stamped), taken before g.mu, which holds up the queries
+// with DO while it is held; without a stamp it is one more. It runs in the
+// goroutine that builds z.
 func (x *EtcdZone) refresh(z *hosted) {
 	g := z.signing
 	prev := z.current.Load()
 	if prev == nil {
 		return
 	}
-	g.mu.Lock()
 	now := time.Now()
-	var diff signer.Diff
 	keys, names, err := readKeys(g.paths, z.name)
-	switch {
-	case err != nil:
+	if err != nil {
 		log.Warningf("zone %s: reading the keys: %v; signing with those read before", z.name, err)
-	case names != g.keys:
+		names = g.keys
+	}
+	newKeys := names != g.keys && names != g.refused
+	g.mu.RLock()
+	due := newKeys || g.s.Due(now)
+	g.mu.RUnlock()
+	if !due {
+		return
+	}
+	g.made = now
+	s, vouched := x.stamped(z, prev.State, z.serial)
+	if s == z.serial {
+		s = s.Bumped()
+	}
+
+	g.mu.Lock()
+	var diff signer.Diff
+	if newKeys {
 		if diff, err = g.s.SetKeys(keys, now); err != nil {
 			log.Warningf("zone %s: new keys %s: %v; signing with those read before", z.name, names, err)
-			break
+			g.refused = names
+		} else {
+			log.Infof("zone %s: keys %s", z.name, names)
+			g.keys = names
 		}
-		log.Infof("zone %s: keys %s", z.name, names)
-		g.keys = names
 	}
 	r := g.s.Refresh(now)
 	diff.Removed, diff.Added = append(diff.Removed, r.Removed...), append(diff.Added, r.Added...)
@@ -208,7 +241,7 @@ func (x *EtcdZone) refresh(z *hosted) {
 		g.mu.Unlock()
 		return
 	}
-	next, d := zone.Build(z.config, z.idx, prev, map[string]bool{}, prev.State, z.serial.Bumped())
+	next, d := zone.Build(z.config, z.idx, prev, map[string]bool{}, prev.State, s)
 	soa, err := g.s.Apply(next.Changes(d), now)
 	if err != nil {
 		log.Warningf("zone %s: signing: %v", z.name, err)
@@ -219,7 +252,10 @@ func (x *EtcdZone) refresh(z *hosted) {
 	g.report(z)
 	g.mu.Unlock()
 	x.setSerial(z, next.Serial)
-	z.journal.Add(withDiff(d, diff))
+	z.published(next, vouched || x.stamps == nil)
+	if z.ixfrFrom(prev) {
+		z.journal.Add(withDiff(d, diff))
+	}
 	z.announceSoon()
 }
 

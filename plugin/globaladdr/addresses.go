@@ -34,6 +34,15 @@ type mapping struct {
 	learned *source.Prefix
 }
 
+// target returns what m maps to: its address or prefix, from the source
+// that learns it if any; ok is false while the source has given none.
+func (m *mapping) target() (to netip.Prefix, ok bool) {
+	if m.learned != nil {
+		return m.learned.Load()
+	}
+	return m.to, true
+}
+
 // translate returns the address a maps to, a being inside m.from; nil when
 // m's prefix comes from a source that has given none yet: a has nothing to
 // become, and is dropped.
@@ -41,12 +50,9 @@ func (m *mapping) translate(a netip.Addr) net.IP {
 	if m.single != nil {
 		return m.single
 	}
-	to := m.to
-	if m.learned != nil {
-		var ok bool
-		if to, ok = m.learned.Load(); !ok {
-			return nil
-		}
+	to, ok := m.target()
+	if !ok {
+		return nil
 	}
 	// Both are in 16-byte form (IPv4 mapped), on the stack: only the result
 	// is allocated.

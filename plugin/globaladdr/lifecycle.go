@@ -44,7 +44,7 @@ const dynamicPrimary = "the global address comes from a from source, and this bl
 // global addresses in use, and the view's state at them Current's.
 func (g *GlobalAddr) use(addrs *globals, rev int64) {
 	g.addrs.Store(addrs)
-	g.state.Store(&view.State{Revision: rev, Show: func(rrs []dns.RR) []dns.RR {
+	g.state.Store(&view.State{Revision: rev, Rules: g.policy.rules(addrs), Show: func(rrs []dns.RR) []dns.RR {
 		var t tally
 		out, _ := g.policy.section(rrs, g.policy.firstChange(rrs), addrs, &t) // addrs is known: no error
 		return out

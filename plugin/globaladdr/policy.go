@@ -1,8 +1,11 @@
 package globaladdr
 
 import (
+	"bytes"
+	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -240,4 +243,41 @@ func (p *policy) overlapsInternal(pr netip.Prefix) bool {
 		}
 	}
 	return false
+}
+
+// rules returns, in lines of text, what the view does at addrs, the global
+// addresses: view.State.Rules. A map's prefix learned from a source is the
+// one it has now.
+func (p *policy) rules(addrs *globals) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "internal %s\n", joined(p.internal))
+	for _, m := range p.maps {
+		to := "none yet"
+		if pr, ok := m.target(); ok {
+			to = pr.String()
+		}
+		fmt.Fprintf(&b, "map %s %s\n", m.from, to)
+	}
+	if p.ttl >= 0 {
+		fmt.Fprintf(&b, "ttl %d\n", p.ttl)
+	}
+	for _, h := range p.hide {
+		fmt.Fprintf(&b, "hide %s\n", h)
+	}
+	if p.keepRegistry {
+		b.WriteString("keep_registry\n")
+	}
+	global := append(slices.Clone(addrs.v4), addrs.v6...)
+	slices.SortFunc(global, func(a, b net.IP) int { return bytes.Compare(a, b) })
+	fmt.Fprintf(&b, "global %s\n", joined(global))
+	return b.String()
+}
+
+// joined returns the texts of vs, separated by spaces.
+func joined[T fmt.Stringer](vs []T) string {
+	texts := make([]string, len(vs))
+	for i, v := range vs {
+		texts[i] = v.String()
+	}
+	return strings.Join(texts, " ")
 }

@@ -46,6 +46,11 @@ type State struct {
 	// addresses were written, 0 when they do not come from etcd: a part
 	// of a zone's serial.
 	Revision int64
+	// Rules says, in lines of text, what Show does: the view's rules and
+	// the global addresses it uses. Two states with the same Rules show
+	// every record alike; a zone's stamp holds them (see package
+	// etcdzone/stamp), so that a zone shown otherwise gets a new serial.
+	Rules string
 }
 
 // Of returns the view among a server block's plugins, nil when the block

@@ -91,10 +91,16 @@ func (s *Signer) keepOneReady() {
 // ripen makes ready the keys published for PublishWait at now.
 func (s *Signer) ripen(now time.Time) {
 	for _, k := range s.keys {
-		if !k.ready && !now.Before(k.seen.Add(s.opts.PublishWait)) {
+		if s.ripe(k, now) {
 			k.ready = true
 		}
 	}
+}
+
+// ripe reports whether k is not ready yet, but published for PublishWait
+// at now.
+func (s *Signer) ripe(k *keyState, now time.Time) bool {
+	return !k.ready && !now.Before(k.seen.Add(s.opts.PublishWait))
 }
 
 // SetKeys replaces the zone's keys by keys (ReadKeys of the directory

@@ -114,16 +114,41 @@ func (s *Signer) Refresh(now time.Time) Diff {
 	d := &Diff{}
 	s.ripen(now)
 	var jobs []job
-	for _, n := range s.nodes {
-		for _, r := range n.sets {
-			if len(r.sigs) > 0 && s.stale(r.sigs, s.signers(n, r.t), now) {
-				jobs = append(jobs, s.resign(n, r.t, d))
-			}
-		}
-		if n.denial != nil && s.stale(n.denialSigs, s.signers(n, n.denial.Header().Rrtype), now) {
-			jobs = append(jobs, s.resign(n, 0, d))
-		}
-	}
+	s.eachStale(now, func(n *node, t uint16) bool {
+		jobs = append(jobs, s.resign(n, t, d))
+		return true
+	})
 	s.signAll(jobs, now, d)
 	return *d
+}
+
+// Due reports whether Refresh at now would change anything: whether a key
+// takes over, or a signature is to be made anew. It changes nothing, so
+// that a reader's lock is enough.
+func (s *Signer) Due(now time.Time) bool {
+	if slices.ContainsFunc(s.keys, func(k *keyState) bool { return s.ripe(k, now) }) {
+		return true
+	}
+	due := false
+	s.eachStale(now, func(*node, uint16) bool {
+		due = true
+		return false
+	})
+	return due
+}
+
+// eachStale calls f with each node and type of an RRset whose signatures
+// are stale at now (type 0: the node's denial record), until f returns
+// false.
+func (s *Signer) eachStale(now time.Time, f func(n *node, t uint16) bool) {
+	for _, n := range s.nodes {
+		for _, r := range n.sets {
+			if len(r.sigs) > 0 && s.stale(r.sigs, s.signers(n, r.t), now) && !f(n, r.t) {
+				return
+			}
+		}
+		if n.denial != nil && s.stale(n.denialSigs, s.signers(n, n.denial.Header().Rrtype), now) && !f(n, 0) {
+			return
+		}
+	}
 }

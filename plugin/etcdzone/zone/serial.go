@@ -47,22 +47,23 @@ func (s Serial) At(rev int64) Serial {
 func (s Serial) Bumped() Serial { return Serial{rev: s.rev, local: s.local + 1} }
 
 // serials keeps each zone's serial across reloads of the Corefile, by server
-// and zone, so that the new instance goes on from where the old one stood
-// (a reload may change the zone, so it counts as a change).
+// and zone, so that the new instance goes on from where the old one stood.
 var serials struct {
 	sync.Mutex
 	m map[string]Serial
 }
 
-// Reloaded returns the serial of an instance of zone on server that has read
-// s from etcd, and records it as the one the server publishes. The first
-// instance's serial is s itself; a reloaded one's is greater than its
-// predecessor's, by one when etcd did not change in between.
-func Reloaded(server, zone string, s Serial) Serial {
+// Reloaded returns the serial of an instance of zone on server whose first
+// version has s, and records it as the one the server publishes. The first
+// instance's serial is s itself; a reloaded one's is s when s is greater
+// than its predecessor's, or the same and vouched for (the zone's stamp
+// says that the zone is the one the predecessor published); else one more
+// than its predecessor's: a reload may have changed the zone.
+func Reloaded(server, zone string, s Serial, vouched bool) Serial {
 	serials.Lock()
 	defer serials.Unlock()
 	key := server + " " + zone
-	if prev, ok := serials.m[key]; ok {
+	if prev, ok := serials.m[key]; ok && !(vouched && s == prev) {
 		if s = prev.At(s.rev); s == prev {
 			s = prev.Bumped()
 		}

@@ -43,17 +43,24 @@ func TestNewer(t *testing.T) {
 }
 
 // TestReloaded checks the serials kept across reloads: a reload without a
-// change in etcd is one more, with one it is the new revision's.
+// change in etcd is one more, unless the zone's stamp vouches that the zone
+// is the same; with a change it is the new revision's.
 func TestReloaded(t *testing.T) {
-	first := Reloaded("dns://:53", "reloaded.test.", Serial{rev: 5})
+	first := Reloaded("dns://:53", "reloaded.test.", Serial{rev: 5}, false)
 	if first != (Serial{rev: 5}) {
 		t.Errorf("the first instance: %v", first)
 	}
-	again := Reloaded("dns://:53", "reloaded.test.", Serial{rev: 5})
+	again := Reloaded("dns://:53", "reloaded.test.", Serial{rev: 5}, false)
 	if again.Value() != first.Value()+1 {
 		t.Errorf("a reload without a change: %d, was %d", again.Value(), first.Value())
 	}
-	later := Reloaded("dns://:53", "reloaded.test.", Serial{rev: 9})
+	if same := Reloaded("dns://:53", "reloaded.test.", again, true); same != again {
+		t.Errorf("a reload vouched the same: %d, was %d", same.Value(), again.Value())
+	}
+	if behind := Reloaded("dns://:53", "reloaded.test.", Serial{rev: 5}, true); behind.Value() != again.Value()+1 {
+		t.Errorf("a reload vouched at a serial behind the one published: %d, was %d", behind.Value(), again.Value())
+	}
+	later := Reloaded("dns://:53", "reloaded.test.", Serial{rev: 9}, false)
 	if later != (Serial{rev: 9}) {
 		t.Errorf("a reload after a change in etcd: %v", later)
 	}
