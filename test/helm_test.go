@@ -93,8 +93,9 @@ func TestHelmLint(t *testing.T) {
 // TestHelmRefuses checks that the chart refuses values that would make a
 // release fail or leak, with a message that says why: views told apart by
 // the client's address behind a Service that rewrites it, a hidden primary
-// without its key, addresses beside a source, a misspelled value, and values
-// CoreDNS would refuse at start-up (values.schema.json).
+// without its key, addresses beside a source, a name server inside the
+// domain without glue (in any case, with a final dot), a misspelled value,
+// and values CoreDNS would refuse at start-up (values.schema.json).
 func TestHelmRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		set  []string
@@ -107,6 +108,8 @@ func TestHelmRefuses(t *testing.T) {
 		{[]string{"globaladdr.addresses=null"}, "globaladdr.addresses: the global address"},
 		{[]string{"globaladdr.addresses={}", "globaladdr.from.etcdKey="}, "globaladdr.addresses: the global address"},
 		{[]string{"zone.ns={}"}, "zone.ns: the zone's name servers"},
+		{[]string{"zone.ns={ns1.example.com,ns2.example.net}"}, `zone.ns: ns1.example.com lies inside example.com, and zone.glue gives no address of it: the NS answers would carry none (--set 'zone.glue.ns1\.example\.com={203.0.113.10}')`},
+		{[]string{"zone.ns={NS1.Example.com.}", "zone.glue.ns2\\.example\\.com={203.0.113.10}"}, "zone.ns: NS1.Example.com. lies inside example.com"},
 		{[]string{"etcd.endpoints={}"}, "etcd.endpoints: the etcd external-dns writes to"},
 		{[]string{"globaladdr.adresses={203.0.113.10}"}, "additional properties 'adresses' not allowed"},
 		{[]string{"cache=0"}, "/cache"},
@@ -148,6 +151,34 @@ func TestHelmFrom(t *testing.T) {
 		"--set", "zone.ns={ns1.example.net}", "--set", "globaladdr.from.etcdKey=/globaladdr/example.com")
 	if !strings.Contains(out, "from etcd /globaladdr/example.com") {
 		t.Errorf("the Corefile lacks the source:\n%s", out)
+	}
+}
+
+// TestHelmREADMEInstall runs the README's helm install as shown, helm
+// rendering the release instead of installing it (template for install):
+// the Corefile holds its name server inside the domain, and that one's
+// glue, which the chart refuses to go without.
+func TestHelmREADMEInstall(t *testing.T) {
+	var install string
+	for _, s := range readSnippets(t, "../README.md") {
+		if strings.HasPrefix(s.Text, "helm install ") {
+			install = s.Text
+		}
+	}
+	if install == "" {
+		t.Fatal("README.md has no helm install")
+	}
+	cmd := exec.Command("sh", "-ec", `helm() { shift; "$HELM" template "$@"; }`+"\n"+install)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), "HELM="+helm(t))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", install, err, out)
+	}
+	for _, want := range []string{"ns ns1.example.com ns2.example.net\n", "glue ns1.example.com 203.0.113.10\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the Corefile lacks %q:\n%s", want, out)
+		}
 	}
 }
 

@@ -66,6 +66,8 @@ type EtcdZone struct {
 	// where is the Corefile's file and line of the directive, for
 	// start-up errors.
 	where string
+	// blockZones are the zones of the directive's server block.
+	blockZones []string
 	// instance is the Corefile instance's token (see instanceOf).
 	instance any
 	// cfg is the server block's configuration.

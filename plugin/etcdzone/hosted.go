@@ -105,6 +105,7 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	if prev == nil {
 		loadedGauge.WithLabelValues(z.server, z.name).Set(1)
 		log.Infof("zone %s loaded: %d records, serial %d", z.name, next.Count(), next.Serial.Value())
+		x.warnLoaded(z, next)
 		z.announceSoon()
 		signal(x.published)
 		return

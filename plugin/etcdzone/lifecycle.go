@@ -54,6 +54,9 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
 	zones, err := x.newZones(server)
 	if err == nil {
+		err = x.checkReach(zones)
+	}
+	if err == nil {
 		err = x.newSigners(zones)
 	}
 	if err != nil {

@@ -31,6 +31,7 @@ func setup(c *caddy.Controller) error {
 	}
 	x.cfg = dnsserver.GetConfig(c)
 	x.instance = instanceOf(c)
+	x.blockZones = plugin.OriginsFromArgsOrServerBlock(nil, c.ServerBlockKeys)
 	etcdclient.GuardEtcdSetup(log)
 	// The server answers UPDATEs NOTIMP unless a plugin takes them: the
 	// zones answer theirs, refused unless the Corefile has update rules.

@@ -226,4 +226,21 @@ without a default, all named at once, with what each is.
 {{- if $missing }}
 {{- fail (printf "set these values:\n  - %s" (join "\n  - " $missing)) }}
 {{- end -}}
+{{- include "globaladdr.validateGlue" $v -}}
+{{- end -}}
+
+{{/*
+A name server inside the zone needs its address in the zone: without
+zone.glue, the NS answers carry none, and resolvers may not reach it.
+*/}}
+{{- define "globaladdr.validateGlue" -}}
+{{- $domain := lower (trimSuffix "." .domain) -}}
+{{- $glued := list -}}
+{{- range $name, $_ := .zone.glue }}{{ $glued = append $glued (lower (trimSuffix "." $name)) }}{{ end -}}
+{{- range (compact (default (list) .zone.ns)) }}
+{{- $ns := lower (trimSuffix "." .) -}}
+{{- if and (or (eq $ns $domain) (hasSuffix (printf ".%s" $domain) $ns)) (not (has $ns $glued)) }}
+{{- fail (printf "zone.ns: %s lies inside %s, and zone.glue gives no address of it: the NS answers would carry none (--set 'zone.glue.%s={203.0.113.10}')" . $domain (replace "." "\\." $ns)) }}
+{{- end }}
+{{- end }}
 {{- end -}}

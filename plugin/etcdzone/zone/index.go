@@ -59,6 +59,15 @@ func (idx *Index) Put(old, next *Source, changed map[string]bool) {
 	}
 }
 
+// Len returns the number of sources idx holds.
+func (idx *Index) Len() int {
+	n := 0
+	for _, at := range idx.owners {
+		n += len(at)
+	}
+	return n
+}
+
 // records returns the records of owner's sources, each once (two keys with
 // the same record make one), in a slice of their own.
 func (idx *Index) records(owner string) []dns.RR {

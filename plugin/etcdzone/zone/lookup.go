@@ -95,12 +95,19 @@ func (v *Version) siblingGlue(ns []dns.RR) []dns.RR {
 		if !ok || dns.IsSubDomain(server.Hdr.Name, server.Ns) || !v.z.delegated(server.Ns) {
 			continue
 		}
-		if elem, ok := v.file.Search(server.Ns); ok {
-			glue = append(glue, elem.Type(dns.TypeA)...)
-			glue = append(glue, elem.Type(dns.TypeAAAA)...)
-		}
+		glue = append(glue, v.Addresses(server.Ns)...)
 	}
 	return glue
+}
+
+// Addresses returns the A and AAAA records v holds at name (lower case),
+// below a delegation too (glue), in a slice of their own.
+func (v *Version) Addresses(name string) []dns.RR {
+	elem, ok := v.file.Search(name)
+	if !ok {
+		return nil
+	}
+	return slices.Concat(elem.Type(dns.TypeA), elem.Type(dns.TypeAAAA))
 }
 
 // emptyNonTerminal reports whether name, in v, has no records but names
