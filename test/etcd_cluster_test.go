@@ -92,13 +92,7 @@ func startClusterLab(t *testing.T, second func(string) string) *clusterLab {
 	prereq.Root(t, "network namespaces")
 	prereq.Program(t, "ip", "iproute2")
 	prereq.Program(t, "nft", "nftables")
-	coredns, err := filepath.Abs(filepath.Join("..", "coredns"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(coredns); err != nil {
-		prereq.Missing(t, "%s: run make build", coredns)
-	}
+	coredns := builtCoreDNS(t)
 	ca := testpki.NewCA(t, "etcd")
 	l := &clusterLab{
 		net: etcdlab.NewNet(t), etcdBin: prereq.Program(t, "etcd", "etcd-server"), dataDir: t.TempDir(), owner: t,
@@ -123,6 +117,7 @@ func startClusterLab(t *testing.T, second func(string) string) *clusterLab {
 	for i := range l.members {
 		l.startMember(i)
 	}
+	var err error
 	l.admin, err = clientv3.New(clientv3.Config{Endpoints: l.endpoints(), TLS: l.tls, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
