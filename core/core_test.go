@@ -112,6 +112,21 @@ func TestEtcdzonePlace(t *testing.T) {
 	}
 }
 
+// TestTSIGTimePlace asserts tsigtime's place: above every plugin that
+// records or changes the reply, which would not see the bytes it writes,
+// and above tsig, whose error answers it mends.
+func TestTSIGTimePlace(t *testing.T) {
+	x := slices.Index(directives, "tsigtime")
+	if x < 0 {
+		t.Fatal("tsigtime is not in plugin.cfg")
+	}
+	for _, below := range []string{"nsid", "trace", "prometheus", "errors", "log", "dnstap", "tsig", "rrl"} {
+		if slices.Index(directives, below) < x {
+			t.Errorf("%s must come after tsigtime", below)
+		}
+	}
+}
+
 // TestPluginCfgIsCoreDNSList checks that plugin.cfg is the plugin list of
 // the CoreDNS module in go.mod, with this repository's plugins added and
 // nothing else.

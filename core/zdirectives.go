@@ -16,6 +16,7 @@ var directives = []string{
 	"timeouts",
 	"multisocket",
 	"reload",
+	"tsigtime",
 	"nsid",
 	"bufsize",
 	"bind",

@@ -68,4 +68,5 @@ import (
 	_ "github.com/globaladdr/globaladdr/plugin/etcdzone"
 	_ "github.com/globaladdr/globaladdr/plugin/globaladdr"
 	_ "github.com/globaladdr/globaladdr/plugin/rrl"
+	_ "github.com/globaladdr/globaladdr/plugin/tsigtime"
 )
