@@ -30,6 +30,7 @@ var directives = []string{
 	"errors",
 	"log",
 	"dnstap",
+	"cookie",
 	"local",
 	"dns64",
 	"siit",

@@ -259,8 +259,9 @@ func checkExternal(t *testing.T, addr string) {
 
 // checkExternalView checks an external view at addr: app.DOMAIN answers the
 // global address (with the TTL the view's cache gives, so any TTL), names
-// outside the domain are refused, so that it is no open resolver, and a
-// query signed with a key it does not know gets RFC 8945's BADKEY.
+// outside the domain are refused, so that it is no open resolver, a query
+// signed with a key it does not know gets RFC 8945's BADKEY, and DNS
+// Cookies are answered.
 func checkExternalView(t *testing.T, addr, domain, global string) {
 	checkCase(t, addr, test.Case{
 		Qname: "app." + domain + ".", Qtype: dns.TypeA,
@@ -268,6 +269,7 @@ func checkExternalView(t *testing.T, addr, domain, global string) {
 	})
 	checkCase(t, addr, test.Case{Qname: "www.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeRefused})
 	checkUnknownTSIGKey(t, netip.Addr{}, addr)
+	checkCookies(t, netip.Addr{}, addr)
 }
 
 // checkSigned checks that the A records of name at addr come with an RRSIG

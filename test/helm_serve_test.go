@@ -152,6 +152,7 @@ func checkExternalFrom(t *testing.T, client netip.Addr, addr string) {
 	})
 	checkCaseFrom(t, client, addr, test.Case{Qname: "www.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeRefused})
 	checkUnknownTSIGKey(t, client, addr)
+	checkCookies(t, client, addr)
 }
 
 // checkHidden fails t unless the view at addr answers name NXDOMAIN.
