@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/coredns/caddy v1.1.4
 	github.com/coredns/coredns v1.15.0
+	github.com/dchest/siphash v1.2.3
 	github.com/huin/goupnp v1.3.1
 	github.com/miekg/dns v1.1.73
 	github.com/pion/stun/v3 v3.1.7

@@ -112,6 +112,41 @@ func TestEtcdzonePlace(t *testing.T) {
 	}
 }
 
+// TestTSIGTimePlace asserts tsigtime's place: above every plugin that
+// records or changes the reply, which would not see the bytes it writes,
+// and above tsig, whose error answers it mends.
+func TestTSIGTimePlace(t *testing.T) {
+	x := slices.Index(directives, "tsigtime")
+	if x < 0 {
+		t.Fatal("tsigtime is not in plugin.cfg")
+	}
+	for _, below := range []string{"nsid", "trace", "prometheus", "errors", "log", "dnstap", "tsig", "rrl"} {
+		if slices.Index(directives, below) < x {
+			t.Errorf("%s must come after tsigtime", below)
+		}
+	}
+}
+
+// TestCookiePlace asserts cookie's place: below the plugins that record the
+// reply (and tsigtime, which packs some replies), above every plugin that
+// answers.
+func TestCookiePlace(t *testing.T) {
+	c := slices.Index(directives, "cookie")
+	if c < 0 {
+		t.Fatal("cookie is not in plugin.cfg")
+	}
+	for _, above := range []string{"tsigtime", "prometheus", "log", "dnstap"} {
+		if slices.Index(directives, above) > c {
+			t.Errorf("%s must come before cookie", above)
+		}
+	}
+	for _, below := range []string{"local", "any", "chaos", "tsig", "acl", "rrl", "cache", "globaladdr", "etcdzone", "transfer", "file", "etcd", "forward", "whoami"} {
+		if slices.Index(directives, below) < c {
+			t.Errorf("%s must come after cookie", below)
+		}
+	}
+}
+
 // TestPluginCfgIsCoreDNSList checks that plugin.cfg is the plugin list of
 // the CoreDNS module in go.mod, with this repository's plugins added and
 // nothing else.

@@ -65,7 +65,9 @@ import (
 	_ "github.com/coredns/coredns/plugin/tsig"
 	_ "github.com/coredns/coredns/plugin/view"
 	_ "github.com/coredns/coredns/plugin/whoami"
+	_ "github.com/globaladdr/globaladdr/plugin/cookie"
 	_ "github.com/globaladdr/globaladdr/plugin/etcdzone"
 	_ "github.com/globaladdr/globaladdr/plugin/globaladdr"
 	_ "github.com/globaladdr/globaladdr/plugin/rrl"
+	_ "github.com/globaladdr/globaladdr/plugin/tsigtime"
 )

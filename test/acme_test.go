@@ -21,15 +21,18 @@ import (
 // name.
 var acmeNames = []string{"example.com", "*.example.com", "app.lan.example.com"}
 
-// acmeTransfer makes acme.Corefile's external view the hidden primary of
-// the secondary SECONDARY, transferring with the TSIG key.
-const acmeTransfer = `    tsig {
+// acmeTSIG and acmeTransfer make acme.Corefile's external view the hidden
+// primary of the secondary SECONDARY, transferring with the TSIG key: the
+// key replaces the view's tsig without one.
+const (
+	acmeTSIG = `    tsig {
         secret {$TSIG_KEY} {$TSIG_SECRET}
         require AXFR IXFR
-    }
-    transfer {
+    }`
+	acmeTransfer = `    transfer {
         to {$SECONDARY}
     }`
+)
 
 // acmeLab is acme.Corefile's CoreDNS, with lan.example.com hidden in the
 // external view (its HIDE), on an etcd holding a public host and a hidden
@@ -52,6 +55,10 @@ func startACMELab(t *testing.T, secondary bool) acmeLab {
 	env, _ := exampleEnv(t, etcd)
 	corefile := examplePorts.Replace(readExample(t, "acme.Corefile"))
 	if secondary {
+		if strings.Count(corefile, "\n    tsig\n") != 1 {
+			t.Fatal("acme.Corefile's external view has no tsig without a key")
+		}
+		corefile = strings.Replace(corefile, "\n    tsig\n", "\n"+acmeTSIG+"\n", 1)
 		corefile = insertAfter(t, corefile, "bufsize 1232", acmeTransfer, 1)
 	}
 	c := startCoreDNS(t, expandExample(t, corefile, env))

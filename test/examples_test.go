@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,7 +98,7 @@ func TestCorefileExamples(t *testing.T) {
 			return []view{{"internal", c.Addr("internal"), checkInternal}, {"external", c.Addr("external"), checkExternal}}
 		}},
 		{"acme.Corefile", func(c *coreDNS) []view {
-			return []view{{"internal", c.Addr("internal"), checkInternal}, {"external", c.Addr("external"), checkExternal}}
+			return []view{{"internal", c.Addr("internal"), checkACMEInternal}, {"external", c.Addr("external"), checkExternal}}
 		}},
 		{"bind-split.Corefile", func(c *coreDNS) []view {
 			_, port, _ := net.SplitHostPort(c.Addr("dns"))
@@ -122,7 +123,10 @@ func TestCorefileExamples(t *testing.T) {
 		}},
 		{"signed-primary.Corefile", func(c *coreDNS) []view {
 			// Its secondaries' part: TestSignedPrimarySecondaries.
-			return []view{{"external", c.Addr("dns"), signed}}
+			return []view{{"external", c.Addr("dns"), func(t *testing.T, addr string) {
+				signed(t, addr)
+				checkTSIGKey(t, addr, nameserver.TestKey)
+			}}}
 		}},
 		{"xot-primary.Corefile", func(c *coreDNS) []view {
 			return []view{{"external", c.Addr("dns"), checkXoTPrimary(c.Addr("xot"), certs)}}
@@ -240,20 +244,32 @@ func checkInternal(t *testing.T, addr string) {
 	})
 }
 
+// checkACMEInternal checks acme.Corefile's internal view at addr, which
+// knows the examples' TSIG key for the ACME clients' UPDATEs: as an internal
+// view, and what it answers queries signed with that key.
+func checkACMEInternal(t *testing.T, addr string) {
+	checkInternal(t, addr)
+	checkTSIGKey(t, addr, nameserver.TestKey)
+}
+
 // checkExternal checks an external view of the examples' domain at addr.
 func checkExternal(t *testing.T, addr string) {
 	checkExternalView(t, addr, exampleDomain, exampleGlobal)
 }
 
 // checkExternalView checks an external view at addr: app.DOMAIN answers the
-// global address (with the TTL the view's cache gives, so any TTL), and
-// names outside the domain are refused, so that it is no open resolver.
+// global address (with the TTL the view's cache gives, so any TTL), names
+// outside the domain are refused, so that it is no open resolver, a query
+// signed with a key it does not know gets RFC 8945's BADKEY, and DNS
+// Cookies are answered.
 func checkExternalView(t *testing.T, addr, domain, global string) {
 	checkCase(t, addr, test.Case{
 		Qname: "app." + domain + ".", Qtype: dns.TypeA,
 		Answer: []dns.RR{test.A("app." + domain + ". 303 IN A " + global)},
 	})
 	checkCase(t, addr, test.Case{Qname: "www.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeRefused})
+	checkUnknownTSIGKey(t, netip.Addr{}, addr)
+	checkCookies(t, netip.Addr{}, addr)
 }
 
 // checkSigned checks that the A records of name at addr come with an RRSIG

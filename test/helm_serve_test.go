@@ -151,6 +151,8 @@ func checkExternalFrom(t *testing.T, client netip.Addr, addr string) {
 		Answer: []dns.RR{test.A("app." + exampleDomain + ". 303 IN A " + exampleGlobal)},
 	})
 	checkCaseFrom(t, client, addr, test.Case{Qname: "www.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeRefused})
+	checkUnknownTSIGKey(t, client, addr)
+	checkCookies(t, client, addr)
 }
 
 // checkHidden fails t unless the view at addr answers name NXDOMAIN.

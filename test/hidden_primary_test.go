@@ -370,12 +370,14 @@ func subtract(a, b []dns.RR) []dns.RR {
 }
 
 // checkHiddenPrimary returns the check of hidden-primary.Corefile, whose
-// SECONDARY is secondary: the primary answers as an external view, refuses
-// an unsigned AXFR, and a BIND secondary on secondary transfers the zone
-// with the examples' TSIG key and serves the global address.
+// SECONDARY is secondary: the primary answers as an external view and
+// queries signed with the examples' TSIG key as RFC 8945 asks, refuses an
+// unsigned AXFR, and a BIND secondary on secondary transfers the zone with
+// that key and serves the global address.
 func checkHiddenPrimary(secondary string) func(t *testing.T, addr string) {
 	return func(t *testing.T, addr string) {
 		checkExternal(t, addr)
+		checkTSIGKey(t, addr, nameserver.TestKey)
 		zone := dns.Fqdn(exampleDomain)
 		if rrs, err := nameserver.TryAXFR(addr, zone, nil); err == nil {
 			t.Errorf("an unsigned AXFR got %d records", len(rrs))

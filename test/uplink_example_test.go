@@ -15,8 +15,8 @@ import (
 // lab, with ROUTER the lab's router (Debian's miniupnpd, NAT-PMP), INTERFACE
 // a veth holding a global IPv6 address, and ULA_PREFIX the LAN's /64: the
 // external view answers the router's WAN address and the interface's
-// prefix, and follows the router's change of address, which miniupnpd
-// announces.
+// prefix (a query signed with an unknown key BADKEY, a cookie its own),
+// and follows the router's change of address, which miniupnpd announces.
 func TestUplinkExample(t *testing.T) {
 	if !netlab.Enter(t) {
 		return
@@ -42,6 +42,8 @@ func TestUplinkExample(t *testing.T) {
 	waitServing(t, addr)
 	uplinkLatency(t, addr, "app."+exampleDomain+".", dns.TypeA, time.Now(), routerlab.FirstWAN.String())
 	uplinkLatency(t, addr, "app."+exampleDomain+".", dns.TypeAAAA, time.Now(), "2001:db8:aa:1::51")
+	checkUnknownTSIGKey(t, netip.Addr{}, addr)
+	checkCookies(t, netip.Addr{}, addr)
 	checkHTTP(t, "http://"+c.Addr("health")+"/health", "")
 	waitReady(t, "http://"+c.Addr("ready")+"/ready")
 	checkHTTP(t, "http://"+c.Addr("metrics")+"/metrics", "coredns_globaladdr_source_last_success_timestamp_seconds")

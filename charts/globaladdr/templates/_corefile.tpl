@@ -48,6 +48,7 @@ key, view says whether it claims lan.networks' clients only.
     }
     prometheus :{{ $p.metrics }}
 {{- if $v.lan.acme.enabled }}
+    tsigtime
     tsig {
         secret {{ $v.tsig.name }} {$TSIG_SECRET}
         require_opcode UPDATE
@@ -76,7 +77,9 @@ The external view's block (external.Corefile's and hidden-primary.Corefile's,
 and the second block of single-process.Corefile and client-split.Corefile):
 port is its DNS port; alone says it is the only block, with health and
 reload; primary makes it a hidden primary's: TSIG, transfers, no rrl. No
-cache: etcdzone has it bypass the zone, so it would only cost CPU.
+cache: etcdzone has it bypass the zone, so it would only cost CPU. cookie
+answers DNS Cookies (RFC 7873); tsig without a key answers a signed query
+NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
 */}}
 {{- define "globaladdr.externalBlock" -}}
 {{- $v := .ctx.Values -}}
@@ -93,6 +96,7 @@ cache: etcdzone has it bypass the zone, so it would only cost CPU.
     }
     prometheus :{{ $p.metrics }}
     bufsize 1232
+    cookie
 {{- if not .primary }}
     rrl {
 {{- range $property, $value := $v.rrl }}
@@ -105,7 +109,9 @@ cache: etcdzone has it bypass the zone, so it would only cost CPU.
 {{- if .alone }}
     reload
 {{- end }}
+    tsigtime
 {{- if not .primary }}
+    tsig
     loadbalance
 {{- else }}
     tsig {

@@ -1,0 +1,45 @@
+package cookie
+
+import (
+	"slices"
+
+	"github.com/miekg/dns"
+)
+
+// ResponseWriter puts a COOKIE option into every reply written through it,
+// in the reply's OPT record (one like the query's if the reply has none).
+type ResponseWriter struct {
+	dns.ResponseWriter
+	query  *dns.OPT // the query's OPT record
+	cookie string   // the option's data: the client cookie and the server cookie, in hex
+}
+
+// WriteMsg implements dns.ResponseWriter.
+func (w *ResponseWriter) WriteMsg(m *dns.Msg) error {
+	w.setCookie(m)
+	return w.ResponseWriter.WriteMsg(m)
+}
+
+// setCookie gives m an OPT record of its own holding w's COOKIE option in
+// place of any other. The reply's OPT record may be the query's own (CoreDNS
+// reuses it), so it is copied rather than changed. A new record goes before
+// a TSIG record, which must stay last.
+func (w *ResponseWriter) setCookie(m *dns.Msg) {
+	i := slices.IndexFunc(m.Extra, func(rr dns.RR) bool { return rr.Header().Rrtype == dns.TypeOPT })
+	var opt *dns.OPT
+	if i >= 0 {
+		opt = dns.Copy(m.Extra[i]).(*dns.OPT)
+		opt.Option = slices.DeleteFunc(opt.Option, func(o dns.EDNS0) bool { return o.Option() == dns.EDNS0COOKIE })
+	} else {
+		opt = &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
+		opt.SetUDPSize(w.query.UDPSize())
+		opt.SetDo(w.query.Do())
+		i = len(m.Extra)
+		if m.IsTsig() != nil {
+			i--
+		}
+		m.Extra = slices.Insert(m.Extra, i, dns.RR(nil))
+	}
+	opt.Option = append(opt.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: w.cookie})
+	m.Extra[i] = opt
+}
