@@ -54,6 +54,9 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	if err == nil {
 		err = x.newSigners(zones)
 	}
+	if err == nil {
+		err = x.startFallthrough(zones)
+	}
 	if err != nil {
 		x.tree.release()
 		return err
