@@ -2,6 +2,7 @@ package etcdzone
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -82,7 +83,7 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	recordsGauge.WithLabelValues(z.server, z.name).Set(float64(next.Count()))
 	if prev == nil {
 		loadedGauge.WithLabelValues(z.server, z.name).Set(1)
-		log.Infof("zone %s loaded: %d records, serial %d", z.name, next.Count(), next.Serial.Value())
+		log.Infof("zone %s loaded: %s, serial %d", z.name, records(next.Count()), next.Serial.Value())
 		z.announceSoon()
 		signal(x.published)
 		return
@@ -91,6 +92,14 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 		z.journal.Add(d)
 		z.announceSoon()
 	}
+}
+
+// records says n records in words: "1 record", "2 records".
+func records(n int) string {
+	if n == 1 {
+		return "1 record"
+	}
+	return strconv.Itoa(n) + " records"
 }
 
 // setSerial makes s z's serial.
