@@ -69,17 +69,14 @@ const updateBlock = `example.com:{port:VIEW} {
 // leastPrivilegeCorefile has the views as operators run them on a secure
 // etcd at ETCD: the LAN view takes ACME challenges as a read-write user on
 // /skydns/ (writer); the external view reads as a read-only one (reader),
-// its global address from an etcd key it may read too; the block ro takes
-// UPDATEs as the read-only user, which etcd refuses. TLS stands for the tls
-// property's arguments.
+// its global address from an etcd key it may read too, over etcdzone's
+// connection; the block ro takes UPDATEs as the read-only user, which etcd
+// refuses. TLS stands for the tls property's arguments.
 var leastPrivilegeCorefile = strings.NewReplacer("VIEW", "lan", "USER", "writer").Replace(updateBlock) +
 	strings.NewReplacer("VIEW", "ro", "USER", "reader").Replace(updateBlock) + `
 example.com:{port:external} {
 	globaladdr {
 		from etcd /globaladdr/example.com
-		endpoint ETCD
-		tls TLS
-		credentials reader reader-secret
 	}
 	etcdzone {
 		ns ns1.example.net

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,7 +98,7 @@ func (c *Client) Close() error {
 }
 
 // String names the connection in log lines: its endpoints.
-func (c *Client) String() string { return strings.Join(c.cfg.endpoints(), ",") }
+func (c *Client) String() string { return c.cfg.String() }
 
 // Silence returns how long ago etcd last answered the client.
 func (c *Client) Silence() time.Duration {

@@ -53,6 +53,10 @@ func (cfg *Config) ID() string {
 	return fmt.Sprintf("%q %q %q %q %v", cfg.endpoints(), cfg.tlsFiles, cfg.Username, cfg.Password, cfg.Plaintext)
 }
 
+// String names the connection in log lines: its endpoints (never the
+// credentials).
+func (cfg *Config) String() string { return strings.Join(cfg.endpoints(), ",") }
+
 // Properties are the properties Parse reads.
 var Properties = []string{"endpoint", "tls", "credentials", "plaintext_credentials"}
 

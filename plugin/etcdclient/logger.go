@@ -15,10 +15,19 @@ import (
 // etcd is unreachable, it warns at every retry.
 const repeatEvery = 30 * time.Second
 
+// retrying begins the warning the etcd client logs at each failed try of
+// a request it tries again ("retrying of unary invoker failed"): while
+// etcd is away, and for every request under way when the client closes
+// (a reload, a shutdown). The request that fails at last is logged by the
+// plugin that made it, with its cause in words, and an etcd that does not
+// answer by the connection's liveness warning: it is logged at debug.
+const retrying = "retrying of unary invoker"
+
 // newLogger returns a zap logger for the etcd client that writes into
 // CoreDNS's log, through log: zap's info, warnings and errors at CoreDNS's
 // levels of the same names (debug is dropped: the client logs every retry
-// there), each message at most once in repeatEvery.
+// there; its warning at each failed try, retrying, goes to CoreDNS's
+// debug), each message at most once in repeatEvery.
 func newLogger(log clog.P) *zap.Logger {
 	enc := zapcore.NewConsoleEncoder(zapcore.EncoderConfig{MessageKey: "msg", NameKey: "logger", ConsoleSeparator: " "})
 	return zap.New(&clogCore{enc: enc, log: log, last: &lastLogged{at: map[string]time.Time{}}})
@@ -69,6 +78,8 @@ func (c *clogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	line := "etcd client: " + strings.TrimSpace(buf.String())
 	buf.Free()
 	switch {
+	case strings.HasPrefix(e.Message, retrying):
+		c.log.Debug(line)
 	case e.Level >= zapcore.ErrorLevel:
 		c.log.Error(line)
 	case e.Level == zapcore.WarnLevel:

@@ -23,6 +23,7 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
+	"github.com/coredns/coredns/plugin/pkg/fall"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/coredns/coredns/plugin/pkg/upstream"
 	"github.com/coredns/coredns/plugin/transfer"
@@ -48,6 +49,11 @@ type EtcdZone struct {
 	apex        zone.Apex
 	delegations []delegation
 	glue        []glue
+	// fall says which names the zones lack go to the next plugin; none
+	// without fallthrough. fallWhere is the Corefile's file and line of
+	// fallthrough.
+	fall      fall.F
+	fallWhere string
 	// rules say who may change what by UPDATE; none: UPDATEs are refused.
 	rules []update.Rule
 	// updateLease is how long a record written under a rule with a lease
@@ -133,7 +139,8 @@ func (x *EtcdZone) Ready() bool {
 }
 
 // ServeDNS implements plugin.Handler. It answers the queries for its zones
-// from memory, and their UPDATEs (refused unless the Corefile has rules for
+// from memory, but for the names they lack that fallthrough leaves to the
+// next plugin, and their UPDATEs (refused unless the Corefile has rules for
 // them). Zone transfers go down the chain to the transfer plugin, which asks
 // Transfer; without one they are refused. Everything else goes down the
 // chain untouched.
@@ -167,6 +174,9 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 	}
 	state := request.Request{W: w, Req: r}
 	m := x.answer(ctx, state, z)
+	if x.fallsThrough(state, z, m) {
+		return x.fallThrough(ctx, w, r)
+	}
 	x.withoutHiddenSOA(m)
 	w.WriteMsg(m)
 	x.judged(ctx, state, z)

@@ -451,6 +451,9 @@ func (v revisionView) Current() *view.State             { return v.state }
 func (v revisionView) Subscribe(func()) func()          { return func() {} }
 func (v revisionView) Serve([]string) (undo func())     { return func() {} }
 func (v revisionView) Judged(context.Context, []dns.RR) {}
+func (v revisionView) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, next plugin.Handler) (int, error) {
+	return plugin.NextOrFailure("view", next, ctx, w, r)
+}
 
 // TestRejudgeMovesSerial changes the view's global addresses, written at a
 // revision before the zone's last change: the serial moves all the same, so

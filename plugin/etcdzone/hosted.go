@@ -3,6 +3,7 @@ package etcdzone
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -104,7 +105,7 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	recordsGauge.WithLabelValues(z.server, z.name).Set(float64(next.Count()))
 	if prev == nil {
 		loadedGauge.WithLabelValues(z.server, z.name).Set(1)
-		log.Infof("zone %s loaded: %d records, serial %d", z.name, next.Count(), next.Serial.Value())
+		log.Infof("zone %s loaded: %s, serial %d", z.name, records(next.Count()), next.Serial.Value())
 		x.warnLoaded(z, next)
 		z.announceSoon()
 		signal(x.published)
@@ -182,6 +183,14 @@ func (z *hosted) published(next *zone.Version, sure bool) {
 // have been another zone in the process before. Any doubt gives the whole
 // zone.
 func (z *hosted) ixfrFrom(v *zone.Version) bool { return v != z.unsure }
+
+// records says n records in words: "1 record", "2 records".
+func records(n int) string {
+	if n == 1 {
+		return "1 record"
+	}
+	return strconv.Itoa(n) + " records"
+}
 
 // setSerial makes s z's serial.
 func (x *EtcdZone) setSerial(z *hosted, s zone.Serial) {

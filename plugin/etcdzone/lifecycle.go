@@ -32,7 +32,7 @@ const startWait = 2 * time.Second
 // new instance when the Corefile is reloaded. It finds the block's etcd and
 // transfer plugins, checks the zones and delegations against them, and
 // starts loading and watching each zone; it waits up to startWait for the
-// first loads.
+// first loads, unless the view has no global addresses yet.
 func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	var ok bool
 	if x.etcd, ok = cfg.Handler("etcd").(*etcd.Etcd); !ok {
@@ -58,6 +58,9 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	}
 	if err == nil {
 		err = x.newSigners(zones)
+	}
+	if err == nil {
+		err = x.startFallthrough(zones)
 	}
 	if err != nil {
 		x.tree.release()
@@ -94,7 +97,12 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		done.Wait()
 		x.tree.release()
 	}
-	x.waitLoaded(startWait)
+	if x.view == nil || x.view.Current() != nil {
+		// A view without global addresses (its sources, started before,
+		// have none) lets no zone be published: waiting would only hold
+		// up the listeners.
+		x.waitLoaded(startWait)
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package etcdzone
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/globaladdr/globaladdr/internal/wait"
@@ -29,8 +30,15 @@ func (x *EtcdZone) announce(ctx context.Context, z *hosted) {
 		last = time.Now()
 		log.Infof("zone %s: serial %d; notifying the secondaries", z.name, z.current.Load().Serial.Value())
 		if err := x.xfr.Notify(z.name); err != nil {
-			log.Warningf("zone %s: %v", z.name, err)
+			log.Warningf("zone %s: %s", z.name, oneLine(err))
 			notifyErrors.WithLabelValues(z.server, z.name).Inc()
 		}
 	}
+}
+
+// oneLine returns err's message on one line: the transfer plugin joins the
+// failures of several secondaries with newlines, and a log line must not
+// go on without its level.
+func oneLine(err error) string {
+	return strings.Join(strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' }), "; ")
 }

@@ -108,6 +108,8 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 		err = x.parseUpdateAllow(c, args)
 	case "update_lease":
 		x.updateLease, err = parseLease(c, args)
+	case "fallthrough":
+		err = x.parseFallthrough(c, args)
 	case "journal":
 		x.journalRecords, x.journalBytes, err = parseJournal(c, args)
 	case "serial_key":

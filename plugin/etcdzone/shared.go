@@ -69,8 +69,7 @@ func instanceOf(c *caddy.Controller) any {
 func (x *EtcdZone) openTree() (*sharedTree, error) {
 	cfg := x.conn
 	if !cfg.Given() {
-		cfg.Endpoints = x.etcd.Client.Endpoints()
-		cfg.Username, cfg.Password = x.etcd.Client.Username, x.etcd.Client.Password
+		cfg = etcdclient.Of(x.etcd.Client)
 	}
 	id := treeID{instance: x.instance, conn: cfg.ID(), path: path.Clean("/" + x.etcd.PathPrefix), minTTL: x.etcd.MinLeaseTTL, maxTTL: x.etcd.MaxLeaseTTL}
 	trees.Lock()
@@ -97,6 +96,11 @@ func (x *EtcdZone) openTree() (*sharedTree, error) {
 	trees.m[id] = t
 	return t, nil
 }
+
+// EtcdConfig implements etcdclient.Holder: the block's from etcd sources
+// (globaladdr's) read their keys over the connection the Corefile gives
+// etcdzone, unless it gives them one of their own.
+func (x *EtcdZone) EtcdConfig() (etcdclient.Config, bool) { return x.conn, x.conn.Given() }
 
 // release has a block stop reading t: the last one stops following it and
 // closes its connection.

@@ -49,21 +49,29 @@ func (g *GlobalAddr) Ready() bool { return g.addrs.Load() != nil }
 // ServeDNS implements plugin.Handler. A question for a zone that a backend
 // answers as the view shows it (Serve) goes down the chain, and its reply
 // up, untouched (a query for a hidden name counts: the backend's zone
-// answers it as a name it does not hold). Otherwise, a hidden name is answered NXDOMAIN at once;
-// everything else goes down the chain, and its reply is rewritten on its
-// way up.
+// answers it as a name it does not hold), unless the backend leaves it to
+// the plugins after it (Fallthrough). Every other question is judged.
 func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	hidden := len(r.Question) == 1 && g.policy.hidden(r.Question[0].Name)
+	if hidden {
+		(&tally{hidden: 1}).report(ctx)
+	}
 	if g.passes(r) {
-		if g.policy.hidden(r.Question[0].Name) {
-			(&tally{hidden: 1}).report(ctx)
-		}
 		return plugin.NextOrFailure(g.Name(), g.Next, ctx, w, r)
 	}
-	if len(r.Question) == 1 && g.policy.hidden(r.Question[0].Name) {
-		return g.hiddenName(ctx, w, r)
+	return g.judge(ctx, w, r, g.Next, hidden, questionName(r))
+}
+
+// judge serves r through next as the view serves its backends' answers: a
+// hidden name is answered NXDOMAIN at once, with the SOA the plugins below
+// give for the name soaName; everything else goes down to next, and its
+// reply is rewritten on its way up.
+func (g *GlobalAddr) judge(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, next plugin.Handler, hidden bool, soaName string) (int, error) {
+	if hidden {
+		return g.hiddenName(ctx, w, r, soaName)
 	}
 	rw := &ResponseWriter{ResponseWriter: w, g: g, ctx: ctx, req: r}
-	rcode, err := plugin.NextOrFailure(g.Name(), g.Next, ctx, rw, r)
+	rcode, err := plugin.NextOrFailure(g.Name(), next, ctx, rw, r)
 	if rw.given > 0 {
 		// The transfer plugin's own log line counts the records it was
 		// given, before the rewrite.
@@ -72,26 +80,27 @@ func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.
 	return rcode, err
 }
 
-// hiddenName answers NXDOMAIN, with the zone's SOA, for a hidden name.
-func (g *GlobalAddr) hiddenName(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+// hiddenName answers NXDOMAIN for a hidden name, with the SOA the plugins
+// below give for soaName.
+func (g *GlobalAddr) hiddenName(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, soaName string) (int, error) {
 	m := new(dns.Msg)
 	m.SetRcode(r, dns.RcodeNameError)
 	m.Authoritative = true
-	if soa := g.soa(ctx, w, r); soa != nil {
+	if soa := g.soa(ctx, w, r, soaName); soa != nil {
 		m.Ns = []dns.RR{soa}
 	}
-	(&tally{hidden: 1}).report(ctx)
 	log.Debugf("%s is hidden: NXDOMAIN", r.Question[0].Name)
 	w.WriteMsg(m)
 	return dns.RcodeNameError, nil
 }
 
-// soa asks the plugins below for the SOA record of the zone r's name is in.
-// It returns nil when they give none.
-func (g *GlobalAddr) soa(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) dns.RR {
+// soa asks the plugins below for the SOA record of the zone name is in. It
+// returns nil when they give none.
+func (g *GlobalAddr) soa(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, name string) dns.RR {
 	q := r.Copy()
-	q.Question[0].Qtype = dns.TypeSOA
+	q.Question[0].Name, q.Question[0].Qtype = name, dns.TypeSOA
 	nw := subQuery{nonwriter.New(w)}
+	ctx = context.WithValue(ctx, subQueryKey{}, true)
 	if _, err := plugin.NextOrFailure(g.Name(), g.Next, ctx, nw, q); err != nil || nw.Msg == nil {
 		return nil
 	}
@@ -106,6 +115,11 @@ func (g *GlobalAddr) soa(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) 
 	}
 	return nil
 }
+
+// subQueryKey marks the context of a sub-query of the view's own (soa),
+// whose reply it judges itself: a backend's Fallthrough passes it on as it
+// is.
+type subQueryKey struct{}
 
 // subQuery keeps the reply to a sub-query instead of sending it, whether the
 // plugins below write it as a message or as bytes: nothing of it may reach

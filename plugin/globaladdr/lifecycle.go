@@ -6,6 +6,7 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin/etcd"
 
+	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
@@ -26,7 +27,7 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	if cfg.Handler("transfer") != nil {
 		log.Warning(dynamicPrimary)
 	}
-	return g.sources.Start(servers, etcdPluginClient(cfg), func(v source.Value) {
+	return g.sources.Start(servers, etcdclient.BlockConfig(cfg.Handlers(), etcdPluginClient(cfg)), func(v source.Value) {
 		addrs := newGlobals(v.Addrs)
 		g.use(addrs, v.Revision)
 		setAddressCount(servers, addrs)

@@ -81,7 +81,7 @@ func (w *ResponseWriter) Write(buf []byte) (int, error) {
 // ownership records (never at the zone's apex, which exists).
 func (w *ResponseWriter) deny(out *dns.Msg, registryOnly bool) {
 	out.Ns = nil
-	soa := w.g.soa(w.ctx, w.ResponseWriter, w.req)
+	soa := w.g.soa(w.ctx, w.ResponseWriter, w.req, questionName(w.req))
 	if soa != nil {
 		out.Ns = []dns.RR{soa}
 	}

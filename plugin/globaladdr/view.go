@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/coredns/coredns/plugin"
+
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -49,24 +51,48 @@ func (g *GlobalAddr) Judged(ctx context.Context, rrs []dns.RR) {
 	t.report(ctx)
 }
 
-// passes reports whether r asks for a name in a zone a backend serves as
-// the view shows it (Serve). It looks at each of the name's suffixes once,
-// allocating nothing unless the name has upper-case letters.
-func (g *GlobalAddr) passes(r *dns.Msg) bool {
-	set := g.served.Load()
-	if set == nil || len(r.Question) != 1 {
-		return false
+// Fallthrough implements view.View: a question of a zone a backend serves
+// (Serve) that the backend leaves to the plugins after it, next, is judged
+// as those of the block's other backends are: a hidden name is answered
+// NXDOMAIN with the SOA of the backend's zone (asked at its apex: the name
+// itself would be left to next again), and next's answer is rewritten. The
+// question was counted when it passed. A sub-query of the view's own goes
+// to next as it is: the view judges its reply.
+func (g *GlobalAddr) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, next plugin.Handler) (int, error) {
+	if ctx.Value(subQueryKey{}) != nil {
+		return plugin.NextOrFailure(g.Name(), next, ctx, w, r)
 	}
-	name := r.Question[0].Name
+	name := questionName(r)
+	return g.judge(ctx, w, r, next, len(r.Question) == 1 && g.policy.hidden(name), g.servedZone(name))
+}
+
+// passes reports whether r asks for a name in a zone a backend serves as
+// the view shows it (Serve).
+func (g *GlobalAddr) passes(r *dns.Msg) bool {
+	return len(r.Question) == 1 && g.servedZone(r.Question[0].Name) != ""
+}
+
+// servedZone returns the zone of name that a backend serves as the view
+// shows it (Serve), lower case; "" when there is none. It looks at each of
+// the name's suffixes once, allocating nothing unless the name has
+// upper-case letters.
+func (g *GlobalAddr) servedZone(name string) string {
+	set := g.served.Load()
+	if set == nil {
+		return ""
+	}
 	if hasUpper(name) {
 		name = strings.ToLower(name)
 	}
 	for off, end := 0, false; !end; off, end = dns.NextLabel(name, off) {
 		if (*set)[name[off:]] {
-			return true
+			return name[off:]
 		}
 	}
-	return (*set)["."]
+	if (*set)["."] {
+		return "."
+	}
+	return ""
 }
 
 // hasUpper reports whether s has an ASCII upper-case letter.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
 
@@ -151,5 +152,63 @@ func TestTransferEnvelopes(t *testing.T) {
 		if n > dns.MaxMsgSize {
 			t.Errorf("an envelope of %d bytes", n)
 		}
+	}
+}
+
+// TestFallthrough has a backend that serves example.com as the view shows
+// it leave the names it lacks to the plugins after it, through the view's
+// Fallthrough: their answer is rewritten (no internal address leaks), a
+// hidden name is NXDOMAIN without asking them, with the SOA of the
+// backend's zone, and the SOA the rewrite asks for an answer it emptied
+// comes back without a loop.
+func TestFallthrough(t *testing.T) {
+	var asked []string
+	var g *GlobalAddr
+	printer := map[uint16]plugin.Handler{
+		dns.TypeA:    backend(reply{answer: []dns.RR{test.A("printer.example.com. 300 IN A 192.168.0.77")}}, &asked),
+		dns.TypeAAAA: backend(reply{answer: []dns.RR{test.AAAA("printer.example.com. 300 IN AAAA fd00::77")}}, &asked),
+		dns.TypeSOA:  backend(reply{}, &asked),
+	}
+	after := plugin.HandlerFunc(func(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+		return printer[r.Question[0].Qtype].ServeDNS(ctx, w, r)
+	})
+	// The backend holds the apex alone, and leaves every other name to
+	// the plugins after it.
+	zone := plugin.HandlerFunc(func(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+		if q := r.Question[0]; q.Name == "example.com." && q.Qtype == dns.TypeSOA {
+			m := new(dns.Msg).SetReply(r)
+			m.Answer = []dns.RR{test.SOA(zoneSOA)}
+			w.WriteMsg(m)
+			return dns.RcodeSuccess, nil
+		}
+		return g.Fallthrough(ctx, w, r, after)
+	})
+	g = newTestPlugin(t, "globaladdr 203.0.113.10 {\n hide lan.example.com\n}", zone)
+	g.Serve([]string{"example.com."})
+	ask := func(name string, qtype uint16) *dns.Msg {
+		asked = nil
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		g.ServeDNS(context.Background(), rec, new(dns.Msg).SetQuestion(name, qtype))
+		return rec.Msg
+	}
+	if m := ask("printer.example.com.", dns.TypeA); len(m.Answer) != 1 || m.Answer[0].(*dns.A).A.String() != "203.0.113.10" {
+		t.Errorf("an answer of the plugins after the backend: %v, want it rewritten", m)
+	}
+	if m := ask("printer.example.com.", dns.TypeAAAA); m.Rcode != dns.RcodeSuccess || len(m.Answer) != 0 || len(m.Ns) != 1 {
+		t.Errorf("an answer the rewrite empties: %v, want NODATA with the SOA", m)
+	}
+	m := ask("x.lan.example.com.", dns.TypeA)
+	if m.Rcode != dns.RcodeNameError || len(m.Ns) != 1 || len(asked) != 0 {
+		t.Errorf("a hidden name: %v, the plugins after the backend asked %v; want NXDOMAIN with the SOA, unasked", m, asked)
+	}
+
+	// The SOA's MNAME hidden: the SOA the rewrite asks for is left out,
+	// once. Had the view's sub-query been rewritten as a fallen-through
+	// question, its emptied answer would have asked for the SOA again,
+	// without end.
+	g = newTestPlugin(t, "globaladdr 203.0.113.10 {\n hide dns.example.com\n}", zone)
+	g.Serve([]string{"example.com."})
+	if m := ask("printer.example.com.", dns.TypeAAAA); m.Rcode != dns.RcodeSuccess || len(m.Answer)+len(m.Ns) != 0 {
+		t.Errorf("an answer the rewrite empties, the SOA hidden: %v, want NODATA without the SOA", m)
 	}
 }

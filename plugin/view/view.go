@@ -33,6 +33,13 @@ type View interface {
 	// otherwise (rewritten, or left out), so that the view counts them as
 	// it counts what it changes in the answers it rewrites itself.
 	Judged(ctx context.Context, rrs []dns.RR)
+	// Fallthrough serves r, a question for a name of one of the zones the
+	// backend serves that the backend's zone does not hold and leaves to
+	// next, the plugins after it (its fallthrough), as the view serves the
+	// questions of the block's other backends: a hidden name is answered
+	// NXDOMAIN without asking next, and next's answer is judged on its
+	// way up. The backend calls it in place of next.ServeDNS.
+	Fallthrough(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, next plugin.Handler) (int, error)
 }
 
 // State is one state of a view, never changed once made.

@@ -37,7 +37,7 @@ func (t *Tree) checkProgress(ctx context.Context) {
 		cancel()
 		if err == nil && !reportsProgress(st.Version) {
 			if !t.toldNoProgress {
-				log.Infof("%s: etcd %s at %s reports a watch's progress before it has caught up (etcd-io/etcd#15220): not relying on it", t.c.Path, st.Version, ep)
+				log.Debugf("%s: etcd %s at %s reports a watch's progress before it has caught up (etcd-io/etcd#15220): not relying on it", t.c.Path, st.Version, ep)
 				t.toldNoProgress = true
 			}
 			t.noProgress = true

@@ -36,6 +36,9 @@ type etcdSource struct {
 // String implements source.
 func (s *etcdSource) String() string { return "etcd " + s.key }
 
+// logName names the source in log lines, with the endpoints it reads.
+func (s *etcdSource) logName() string { return s.String() + " at " + s.conn.String() }
+
 // run implements source.
 func (s *etcdSource) run(ctx context.Context, report func(text string, rev int64, err error)) {
 	var delay time.Duration
@@ -53,7 +56,7 @@ func (s *etcdSource) run(ctx context.Context, report func(text string, rev int64
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, errCompacted):
-			log.Infof("%s: %s; reading the key again", s, err)
+			log.Infof("%s: %s; reading the key again", s.logName(), err)
 			delay = 0
 		default:
 			report("", 0, s.conn.explain(err))

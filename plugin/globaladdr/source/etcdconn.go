@@ -5,8 +5,6 @@ import (
 	"sync"
 
 	"github.com/globaladdr/globaladdr/plugin/etcdclient"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // etcdTimeout bounds one etcd request.
@@ -15,8 +13,7 @@ const etcdTimeout = etcdclient.Timeout
 var errConnClosed = errors.New("the etcd connection is closed")
 
 // etcdConn is the etcd connection of a block's etcd sources: the one
-// endpoint, tls and credentials give, else the endpoints and credentials of
-// the block's etcd plugin.
+// endpoint, tls and credentials give, else the block's (see share).
 type etcdConn struct {
 	cfg etcdclient.Config
 
@@ -25,18 +22,24 @@ type etcdConn struct {
 	closed bool
 }
 
-// share makes the sources connect to the endpoints and with the
-// credentials of shared, the client of the block's etcd plugin, unless it
-// is nil or the Corefile configures globaladdr's own connection. It returns
-// why the connection must not be opened (credentials over http://).
-func (e *etcdConn) share(shared *clientv3.Client) error {
+// share makes the sources connect over shared, the block's etcd connection
+// (etcdzone's, or the etcd plugin's endpoints and credentials), unless the
+// Corefile configures globaladdr's own. It returns why the connection must
+// not be opened (credentials over http://).
+func (e *etcdConn) share(shared etcdclient.Config) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if shared != nil && !e.cfg.Given() {
-		e.cfg.Endpoints = shared.Endpoints()
-		e.cfg.Username, e.cfg.Password = shared.Username, shared.Password
+	if !e.cfg.Given() {
+		e.cfg = shared
 	}
 	return e.cfg.Check()
+}
+
+// String names the connection in log lines: its endpoints.
+func (e *etcdConn) String() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cfg.String()
 }
 
 // get returns the client, opening it on first use. Opening does not wait

@@ -110,7 +110,7 @@ func (s *Set) prefixError(f *feed, err error, reason string) {
 	if to, ok := f.prefix.Load(); ok {
 		keep = "keeping " + to.String()
 	}
-	log.Warningf("%s: %v; %s", f, err, keep)
+	log.Warningf("%s: %v; %s", f.logName(), err, keep)
 }
 
 // setPrefix makes to the prefix of f, and tells the subscribers when it
@@ -126,9 +126,9 @@ func (s *Set) setPrefix(f *feed, to netip.Prefix) {
 	}
 	f.prefix.to.Store(&to)
 	if ok {
-		log.Infof("map %s %s: translating into %s (was %s)", f.prefix.from, f, to, was)
+		log.Infof("map %s %s: translating into %s (was %s)", f.prefix.from, f.logName(), to, was)
 	} else {
-		log.Infof("map %s %s: translating into %s", f.prefix.from, f, to)
+		log.Infof("map %s %s: translating into %s", f.prefix.from, f.logName(), to)
 	}
 	s.subs.tell(s.current)
 }

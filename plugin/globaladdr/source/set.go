@@ -14,8 +14,9 @@ import (
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 
+	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+
 	"github.com/prometheus/client_golang/prometheus"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // pluginName is the plugin the sources log and count for.
@@ -90,6 +91,15 @@ func (f *feed) String() string {
 	return f.src.String()
 }
 
+// logName names the feed's source in log lines: as String does, and an
+// etcd source with the endpoints it reads ("etcd KEY at URL").
+func (f *feed) logName() string {
+	if e, ok := f.src.(*etcdSource); ok {
+		return e.logName()
+	}
+	return f.String()
+}
+
 // reported marks the first report of f.
 func (f *feed) reported() { f.once.Do(func() { close(f.first) }) }
 
@@ -115,11 +125,11 @@ type Set struct {
 }
 
 // Start starts every source, and waits up to a second for their first
-// values. servers are the server labels of the metrics; shared is the client
-// of the block's etcd plugin, nil when it has none. use is called with each
-// new Value, before the subscribers are, on the goroutine of the source that
-// read it.
-func (s *Set) Start(servers []string, shared *clientv3.Client, use func(Value)) error {
+// values. servers are the server labels of the metrics; shared is the
+// block's etcd connection, which the etcd sources take unless the Corefile
+// gives them their own. use is called with each new Value, before the
+// subscribers are, on the goroutine of the source that read it.
+func (s *Set) Start(servers []string, shared etcdclient.Config, use func(Value)) error {
 	s.mu.Lock()
 	s.servers, s.use = servers, use
 	s.mu.Unlock()
@@ -148,7 +158,7 @@ func (s *Set) Start(servers []string, shared *clientv3.Client, use func(Value)) 
 		select {
 		case <-f.first:
 		case <-timeout.C:
-			log.Warningf("no value from %s yet: answers that need a global address fail until there is one", f)
+			log.Warningf("no value from %s yet: answers that need a global address fail until there is one", f.logName())
 			return nil
 		}
 	}
@@ -190,15 +200,15 @@ func (s *Set) report(f *feed, text string, rev int64, err error) {
 			f.err = err.Error()
 			keep := "keeping the last good global addresses"
 			if f.addrs == nil {
-				keep = "no global address from it yet"
+				keep = "no global address from it yet: the external view answers SERVFAIL where it needs one, and is not ready, until it gives one"
 			}
-			log.Warningf("%s: %s; %s", f.src, err, keep)
+			log.Warningf("%s: %s; %s", f.logName(), err, keep)
 			s.count(sourceErrorCount, f.String(), reason)
 		}
 		return
 	}
 	if f.err != "" && f.addrs != nil {
-		log.Infof("%s: valid again", f.src)
+		log.Infof("%s: valid again", f.logName())
 	}
 	f.err = ""
 	if !slices.Equal(addrs, f.addrs) || rev != f.rev {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/coredns/caddy"
 
+	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -83,7 +85,7 @@ func startSources(t *testing.T, corefile string, tune func(*Set)) *started {
 func start(t *testing.T, set *Set, shared *clientv3.Client) *started {
 	t.Helper()
 	s := &started{Set: set}
-	if err := set.Start([]string{testServer}, shared, func(v Value) { s.inUse.Store(&v) }); err != nil {
+	if err := set.Start([]string{testServer}, etcdclient.Of(shared), func(v Value) { s.inUse.Store(&v) }); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { set.Stop() })

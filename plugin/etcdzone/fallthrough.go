@@ -1,0 +1,79 @@
+package etcdzone
+
+import (
+	"context"
+	"slices"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/request"
+
+	"github.com/miekg/dns"
+)
+
+// parseFallthrough reads "fallthrough [ZONES...]" as the CoreDNS plugins
+// read it (a zone may be a reverse CIDR, 10.0.0.0/8): the questions for
+// names of ZONES (default: every name) that the zones do not hold go to
+// the next plugin.
+func (x *EtcdZone) parseFallthrough(c *caddy.Controller, args []string) error {
+	for _, arg := range args {
+		hosts, port, err := plugin.SplitHostPort(arg)
+		if err != nil || port != "" || len(hosts) == 0 {
+			return c.Errf("fallthrough: %q is not a zone", arg)
+		}
+		for _, h := range hosts {
+			if _, ok := dns.IsDomainName(h); !ok {
+				return c.Errf("fallthrough: %q is not a zone", arg)
+			}
+		}
+	}
+	x.fall.SetZonesFromArgs(args)
+	x.fallWhere = where(c)
+	return nil
+}
+
+// startFallthrough checks that the zones can fall through, and has the
+// block's etcd plugin leave their names to the plugins after it: the
+// zones answer every name etcd holds, and what etcd does not hold goes on
+// to the next backend (a file zone, forward), not to the etcd plugin,
+// which would look for it in etcd again, perhaps another etcd (its
+// default endpoint, in a block that gives the connection to etcdzone).
+func (x *EtcdZone) startFallthrough(zones []*hosted) error {
+	if x.fall.Zones == nil {
+		return nil
+	}
+	if len(x.dnssec.keys) > 0 {
+		return x.errorf(x.fallWhere, "fallthrough: the zones are signed, and the answers of the plugins after etcdzone would not be: validating resolvers would take them for forgeries")
+	}
+	kept := x.etcd.Zones[:0:0]
+	for _, name := range x.etcd.Zones {
+		if !slices.ContainsFunc(zones, func(z *hosted) bool { return inZone(name, z.name) }) {
+			kept = append(kept, name)
+		}
+	}
+	x.etcd.Zones = kept
+	return nil
+}
+
+// fallsThrough reports whether the question of state, for a name of z,
+// goes to the next plugin instead of m, the zone's answer: fallthrough
+// covers the name, and it does not exist in the zone (NXDOMAIN; a name
+// that a wildcard covers, an empty non-terminal, one below a delegation or
+// the owner of a CNAME exists) nor in etcd (a name whose records the view
+// shows none of is the view's to answer).
+func (x *EtcdZone) fallsThrough(state request.Request, z *hosted, m *dns.Msg) bool {
+	if m.Rcode != dns.RcodeNameError || len(m.Answer) > 0 || !x.fall.Through(state.Name()) {
+		return false
+	}
+	v := z.current.Load()
+	return v != nil && len(v.Judged(state.Name(), dns.TypeANY)) == 0
+}
+
+// fallThrough hands r to the next plugin: through the block's view, if any,
+// which judges the answer as it judges those of the block's other backends.
+func (x *EtcdZone) fallThrough(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if x.view != nil {
+		return x.view.Fallthrough(ctx, w, r, x.Next)
+	}
+	return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
+}
