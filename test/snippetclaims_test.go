@@ -68,8 +68,10 @@ __claim() {
 `
 
 // given has the script make what snippet s takes as given (its `given:`
-// markers), before the snippet runs.
-func (l *snippetLab) given(s mdsnippet.Snippet) {
+// markers, which may call labFixtures), before the snippet runs.
+func (l *snippetLab) given(t *testing.T, s mdsnippet.Snippet) {
+	t.Helper()
+	fixturePrereqs(t, s)
 	for _, g := range s.Given {
 		fmt.Fprintf(&l.script, "%s\n", g)
 	}
@@ -160,7 +162,7 @@ func TestSnippetClaimsCatchAWrongView(t *testing.T) {
 	}
 	s.Text = ". {\n" + strings.TrimPrefix(s.Text, ". example.com {\n")
 	lab := newSnippetLab(t, coredns, s.Text)
-	lab.given(s)
+	lab.given(t, s)
 	lab.startCoreDNS()
 	if err := lab.claims(s); err != nil {
 		t.Fatal(err)

@@ -55,6 +55,7 @@ func newBareSnippetLab(t *testing.T, coredns, corefile string, extra ...string) 
 	}
 	l.addrs = append(corefileBindAddrs(corefile), extra...)
 	fmt.Fprintf(&l.script, labPrologue, l.dir)
+	l.script.WriteString(labFixtures)
 	for _, a := range l.addrs {
 		bits := "/32"
 		if netip.MustParseAddr(a).Is6() {
@@ -166,8 +167,11 @@ func (l *snippetLab) execOutput(t *testing.T, then string) ([]byte, error) {
 	must(t, os.WriteFile(script, []byte(l.script.String()), 0o755))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	// --pid --fork: every process the script started ends with it.
-	return exec.CommandContext(ctx, "unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "bash", script).CombinedOutput()
+	// --pid --kill-child: every process the script started ends with it,
+	// and the script with unshare when the time is up.
+	cmd := exec.CommandContext(ctx, "unshare", "--net", "--mount", "--pid", "--kill-child", "--mount-proc", "bash", script)
+	cmd.WaitDelay = 10 * time.Second
+	return cmd.CombinedOutput()
 }
 
 // lastLines returns the last n lines of s.

@@ -89,7 +89,7 @@ func TestREADMECorefiles(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("%s:%d", strings.TrimPrefix(file, "../"), s.Line), func(t *testing.T) {
 				lab := newSnippetLab(t, coredns, s.Text)
-				lab.given(s)
+				lab.given(t, s)
 				lab.startCoreDNS()
 				if err := lab.claims(s); err != nil {
 					t.Fatalf("%s:%d: %v", file, s.Line, err)
@@ -113,7 +113,7 @@ func TestREADMEShellSnippets(t *testing.T) {
 		for _, sc := range shellScenes(readSnippets(t, file)) {
 			t.Run(fmt.Sprintf("%s:%d", strings.TrimPrefix(file, "../"), sc.snippets[0].Line), func(t *testing.T) {
 				lab := newSnippetLab(t, coredns, sc.corefile.Text)
-				lab.given(sc.corefile)
+				lab.given(t, sc.corefile)
 				startsCoreDNS := false
 				for _, s := range sc.snippets {
 					startsCoreDNS = startsCoreDNS || strings.Contains(s.Text, "coredns -conf")
