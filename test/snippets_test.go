@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,9 +23,13 @@ func snippetFiles(t *testing.T) []string {
 	return append([]string{"../README.md"}, files...)
 }
 
+// snippetTests are the tests of their own that a fence may be handed to
+// (`<!-- tested by TestNAME -->`).
+var snippetTests = []string{etcdOperatorsTest}
+
 // readSnippets returns file's snippets, and fails t on a fence without a
 // language (which would escape the rule that shell and Corefile snippets
-// run).
+// run) or handed to a test that does not exist.
 func readSnippets(t *testing.T, file string) []mdsnippet.Snippet {
 	t.Helper()
 	b, err := os.ReadFile(file)
@@ -41,6 +46,9 @@ func readSnippets(t *testing.T, file string) []mdsnippet.Snippet {
 			t.Errorf("%s:%d: a fence without a language: say sh, corefile, txt, yaml, ...", file, s.Line)
 		case "bash", "shell", "console", "Corefile":
 			t.Errorf("%s:%d: fence %q: shell snippets are sh, Corefile snippets corefile (which the tests run)", file, s.Line, s.Lang)
+		}
+		if s.TestedBy != "" && !slices.Contains(snippetTests, s.TestedBy) {
+			t.Errorf("%s:%d: tested by %s, which is none of the snippet tests %v", file, s.Line, s.TestedBy, snippetTests)
 		}
 	}
 	return snippets

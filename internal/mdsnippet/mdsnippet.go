@@ -60,6 +60,7 @@ type Claim struct {
 	Want string
 }
 
+// String returns the claim as a marker writes it.
 func (c Claim) String() string {
 	to := ""
 	switch {
