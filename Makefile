@@ -19,7 +19,10 @@ GO       ?= go
 # release with the commit (0.1.0-dev-gabc1234).
 VERSION  ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || \
 	echo "$$(cat VERSION)-dev$$(git rev-parse --short HEAD 2>/dev/null | sed 's/^/-g/')")
-LDFLAGS  := -s -w -X main.version=$(VERSION)
+# COMMIT is the commit built, which `coredns -version` prints after the Go
+# release (CoreDNS's coremain.GitCommit; outside a git checkout, nothing).
+COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+LDFLAGS  := -s -w -X main.version=$(VERSION) -X github.com/coredns/coredns/coremain.GitCommit=$(COMMIT)
 BINARY   := coredns
 IMAGE    ?= coredns-globaladdr
 BASE     ?= gcr.io/distroless/static-debian12:nonroot

@@ -538,12 +538,16 @@ func (c *container) waitFor(t *testing.T, prefix string) string {
 }
 
 // waitStarted waits until CoreDNS in the container has started, printing
-// its version, and checks that the version names globaladdr.
+// its version and then its platform, Go release and commit, and checks that
+// the version names globaladdr and that the commit is there (make sets it).
 func (c *container) waitStarted(t *testing.T) {
 	t.Helper()
 	version := c.waitFor(t, "CoreDNS-")
 	if !strings.Contains(version, "globaladdr-") {
 		t.Errorf("version %q does not name globaladdr", version)
+	}
+	if release := c.waitFor(t, "linux/"); !releaseLine.MatchString(release) {
+		t.Errorf("the line after the version, %q, does not end with the commit built", release)
 	}
 }
 

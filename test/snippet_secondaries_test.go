@@ -54,6 +54,9 @@ include: "$D/example.com.conf"
     listen: ` + readmeSecondary + `@53
 database:
     storage: "$D"
+template:
+  - id: default
+    storage: "$D"
 log:
   - target: stderr
     any: info
@@ -76,7 +79,7 @@ func TestREADMESecondaries(t *testing.T) {
 		if s.Section != "Hidden primary" {
 			continue
 		}
-		if s.Lang == "corefile" && s.NotTested == "" {
+		if s.Lang == "corefile" && generic(s) && corefile == "" {
 			corefile = s.Text
 		}
 		for _, b := range secondaryBases {
@@ -86,7 +89,7 @@ func TestREADMESecondaries(t *testing.T) {
 		}
 	}
 	if corefile == "" {
-		t.Fatal("README.md's Hidden primary shows no tested Corefile")
+		t.Fatal("README.md's Hidden primary shows no tested Corefile (its first is the primary's)")
 	}
 	for _, b := range secondaryBases {
 		t.Run(b.name, func(t *testing.T) {
@@ -98,6 +101,7 @@ func TestREADMESecondaries(t *testing.T) {
 			lab := newSnippetLab(t, coredns, corefile)
 			lab.script.WriteString(secondaryNetwork)
 			lab.run("README.md: an Ingress", "etcdctl put /skydns/com/example/app/1a2b3c4d '{\"host\":\"192.168.0.51\",\"targetstrip\":1}'\n")
+			lab.script.WriteString(moreHosts)
 			lab.startCoreDNS()
 			fmt.Fprintf(&lab.script, "D=\"$LAB/%s\"; mkdir -p \"$D\"\n", strings.ToLower(b.name))
 			fmt.Fprintf(&lab.script, "cat >\"$D/%s\" <<'SNIPPET'\n%sSNIPPET\n", b.snippetFile, snippet)
@@ -113,8 +117,7 @@ func TestREADMESecondaries(t *testing.T) {
 // secondary, joined to the primary's by a veth pair on 198.51.100.0/24, in
 // which the primary's host has 198.51.100.1: its default source address
 // toward the secondary, not the one the secondary knows.
-const secondaryNetwork = `mkdir -p /run/netns && mount -t tmpfs lab /run/netns
-ip netns add sec
+const secondaryNetwork = `ip netns add sec
 ip link add v0 type veth peer name v1 netns sec
 ip addr add 198.51.100.1/24 dev v0
 ip link set v0 up
@@ -124,8 +127,21 @@ ip -n sec link set v1 up
 ip -n sec route add ` + readmePrimary + `/32 via 198.51.100.1
 `
 
+// moreHosts writes a few more hosts, so that a change's IXFR weighs less
+// than the zone (which the primary sends instead of a heavier IXFR).
+const moreHosts = `for i in 1 2 3 4 5 6; do
+	etcdctl put /skydns/com/example/host$i/1a2b3c4d "{\"host\":\"192.168.0.$((60 + i))\",\"targetstrip\":1}" >/dev/null
+done
+`
+
+// readmeStranger is an address of the secondary's network that is none of
+// the primary's `to`.
+const readmeStranger = "198.51.100.99"
+
 // secondaryChecks asks the secondary: the zone transferred, a change
-// followed through NOTIFY, a stranger's AXFR refused.
+// followed through NOTIFY (by IXFR, which the primary's metrics count), a
+// stranger's AXFR refused. It asks the primary for a transfer from a
+// stranger's address with the secondaries' key: refused, and logged.
 const secondaryChecks = `__wait secondary __answers ` + readmeSecondary + ` 53 .
 __expect ` + readmePrimary + ` dig +short +time=1 +tries=1 @` + readmeSecondary + ` app.example.com
 etcdctl put /skydns/com/example/new/5e6f7a8b '{"host":"192.168.0.60","targetstrip":1}' >/dev/null
@@ -133,4 +149,13 @@ __expect ` + readmePrimary + ` dig +short +time=1 +tries=1 @` + readmeSecondary 
 if dig +time=2 +tries=1 @` + readmeSecondary + ` example.com AXFR | grep -q 'IN[[:space:]]*SOA'; then
 	echo "lab: the secondary transferred its copy to a stranger" >&2; exit 1
 fi
+grep -q 'notifying the secondaries' "$LAB/coredns.log" || { echo "lab: the primary logged no NOTIFY" >&2; exit 1; }
+grep -q 'Outgoing transfer of [0-9]* records of zone "example.com."' "$LAB/coredns.log" || { echo "lab: the primary logged no transfer" >&2; exit 1; }
+__metric() { curl -s http://127.0.0.1:9153/metrics | grep -q "$1"; }
+__wait 'the IXFR counted' __metric '^coredns_etcdzone_transfers_total{.*type="ixfr"'
+ip -n sec addr add ` + readmeStranger + `/24 dev v1
+if ip netns exec sec dig +time=2 +tries=1 -b ` + readmeStranger + ` -y hmac-sha256:transfer.example.com.:Y2lAUHa6tPH4+aaV8JQGcmlrTN9zBN9P7/TxTSKGLOk= @` + readmePrimary + ` example.com AXFR | grep -q 'IN[[:space:]]*SOA'; then
+	echo "lab: the primary transferred the zone to a stranger" >&2; exit 1
+fi
+__wait 'the refused transfer logged' grep -q '` + readmeStranger + `:[0-9]* .*"AXFR IN example.com. .*" REFUSED' "$LAB/coredns.log"
 `

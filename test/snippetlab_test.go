@@ -19,8 +19,10 @@ import (
 // Debian machine: Debian's etcd answers on localhost:2379 and, through the
 // lab's /etc/hosts, as etcd:2379; the addresses the Corefile binds to are
 // the lab's; ./coredns is the binary make built; the working directory holds
-// the Corefile. Nothing it sends leaves the namespace, and any port is free
-// in it, so snippets run with the ports and addresses they show.
+// the Corefile; /etc is the host's under an overlay of the lab's, so that
+// what a snippet writes there (keys, certificates) stays in the lab. Nothing
+// it sends leaves the namespace, and any port is free in it, so snippets run
+// with the ports and addresses they show.
 type snippetLab struct {
 	dir      string
 	corefile string   // the Corefile in the working directory, or ""
@@ -29,20 +31,31 @@ type snippetLab struct {
 }
 
 // newSnippetLab prepares a lab in a temporary directory, with corefile (if
-// not "") as ./Corefile and the secondaries' addresses extra (from a snippet
-// about secondaries) on its loopback too.
+// not "") as ./Corefile, the secondaries' addresses extra (from a snippet
+// about secondaries) on its loopback too, and Debian's etcd on
+// localhost:2379.
 func newSnippetLab(t *testing.T, coredns, corefile string, extra ...string) *snippetLab {
+	t.Helper()
+	l := newBareSnippetLab(t, coredns, corefile, extra...)
+	l.script.WriteString(labEtcd)
+	return l
+}
+
+// newBareSnippetLab prepares a lab as newSnippetLab does, without etcd.
+func newBareSnippetLab(t *testing.T, coredns, corefile string, extra ...string) *snippetLab {
 	t.Helper()
 	l := &snippetLab{dir: t.TempDir(), corefile: corefile}
 	work := filepath.Join(l.dir, "work")
-	must(t, os.MkdirAll(work, 0o755))
-	must(t, os.WriteFile(filepath.Join(l.dir, "hosts"), []byte("127.0.0.1 localhost etcd\n"), 0o644))
+	for _, d := range []string{work, filepath.Join(l.dir, "etc", "upper"), filepath.Join(l.dir, "etc", "work")} {
+		must(t, os.MkdirAll(d, 0o755))
+	}
 	must(t, os.Symlink(coredns, filepath.Join(work, "coredns")))
 	if corefile != "" {
 		must(t, os.WriteFile(filepath.Join(work, "Corefile"), []byte(corefile), 0o644))
 	}
 	l.addrs = append(corefileBindAddrs(corefile), extra...)
 	fmt.Fprintf(&l.script, labPrologue, l.dir)
+	l.script.WriteString(labFixtures)
 	for _, a := range l.addrs {
 		bits := "/32"
 		if netip.MustParseAddr(a).Is6() {
@@ -50,16 +63,18 @@ func newSnippetLab(t *testing.T, coredns, corefile string, extra ...string) *sni
 		}
 		fmt.Fprintf(&l.script, "ip addr add %s%s dev lo\n", a, bits)
 	}
-	l.script.WriteString(labEtcd)
 	return l
 }
 
-// labPrologue starts a lab's script: strict bash, the lab's loopback and
-// /etc/hosts, and the functions the script waits and checks with.
+// labPrologue starts a lab's script: strict bash, the lab's loopback, /etc
+// and /etc/hosts, a place for named network namespaces (ip netns), and the
+// functions the script waits and checks with.
 const labPrologue = `set -euo pipefail
 LAB=%q
 ip link set lo up
-mount --bind "$LAB/hosts" /etc/hosts
+mount -t overlay lab -o lowerdir=/etc,upperdir="$LAB/etc/upper",workdir="$LAB/etc/work" /etc
+echo '127.0.0.1 localhost etcd' >/etc/hosts
+mkdir -p /run/netns && mount -t tmpfs lab /run/netns
 cd "$LAB/work"
 export PATH="$LAB/work:$PATH"
 # __wait WHAT CMD...: run CMD until it succeeds, for at most 30 s.
@@ -130,13 +145,7 @@ func (l *snippetLab) run(name, text string) {
 // fails t with its output and its servers' logs if it fails.
 func (l *snippetLab) exec(t *testing.T, then string) {
 	t.Helper()
-	l.script.WriteString(then)
-	script := filepath.Join(l.dir, "lab.sh")
-	must(t, os.WriteFile(script, []byte(l.script.String()), 0o755))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	// --pid --fork: every process the script started ends with it.
-	out, err := exec.CommandContext(ctx, "unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "bash", script).CombinedOutput()
+	out, err := l.execOutput(t, then)
 	if err != nil {
 		var logs strings.Builder
 		files, _ := filepath.Glob(filepath.Join(l.dir, "*.log"))
@@ -149,6 +158,22 @@ func (l *snippetLab) exec(t *testing.T, then string) {
 	}
 }
 
+// execOutput runs the lab's script, with then appended, in new namespaces,
+// and returns what it printed and how it ended.
+func (l *snippetLab) execOutput(t *testing.T, then string) ([]byte, error) {
+	t.Helper()
+	l.script.WriteString(then)
+	script := filepath.Join(l.dir, "lab.sh")
+	must(t, os.WriteFile(script, []byte(l.script.String()), 0o755))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// --pid --kill-child: every process the script started ends with it,
+	// and the script with unshare when the time is up.
+	cmd := exec.CommandContext(ctx, "unshare", "--net", "--mount", "--pid", "--kill-child", "--mount-proc", "bash", script)
+	cmd.WaitDelay = 10 * time.Second
+	return cmd.CombinedOutput()
+}
+
 // lastLines returns the last n lines of s.
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -156,35 +181,51 @@ func lastLines(s string, n int) string {
 }
 
 // listener is a DNS listener of a Corefile and a zone it serves.
-type listener struct{ addr, port, zone string }
+type listener struct {
+	addr, port, zone string
+	bound            bool // addr is of a bind directive, not the lab's default
+}
 
-// corefileListeners returns the listeners of corefile's server blocks: each
-// block key's port (53 without one) on each of the block's bind addresses
-// (127.0.0.1 without bind), asked for the key's zone (example.com for the
-// root zone, which the snippets forward).
+// corefileListeners returns the plain DNS listeners of corefile's server
+// blocks: each block key's port (53 without one) on each of the block's bind
+// addresses (127.0.0.1 without bind), asked for the key's zone (example.com
+// for the root zone, which the snippets forward).
 func corefileListeners(corefile string) []listener {
 	var out []listener
 	for _, b := range corefileBlocks(corefile) {
-		addrs := b.binds
-		if len(addrs) == 0 {
+		addrs, bound := b.binds, len(b.binds) > 0
+		if !bound {
 			addrs = []string{"127.0.0.1"}
 		}
 		for _, key := range b.keys {
-			zone, port, ok := strings.Cut(strings.TrimPrefix(key, "dns://"), ":")
+			zone, port, ok := keyZonePort(key)
 			if !ok {
-				port = "53"
+				continue
 			}
 			if zone == "." {
 				zone = "example.com"
 			}
 			for _, a := range addrs {
-				if ln := (listener{a, port, zone}); !slices.Contains(out, ln) {
+				if ln := (listener{a, port, zone, bound}); !slices.Contains(out, ln) {
 					out = append(out, ln)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// keyZonePort returns the zone and port of a server block's key, and false
+// for a key of another protocol than plain DNS (tls://, https://, ...).
+func keyZonePort(key string) (zone, port string, ok bool) {
+	if scheme, _, found := strings.Cut(key, "://"); found && scheme != "dns" {
+		return "", "", false
+	}
+	zone, port, found := strings.Cut(strings.TrimPrefix(key, "dns://"), ":")
+	if !found {
+		port = "53"
+	}
+	return zone, port, true
 }
 
 // corefileBindAddrs returns the addresses corefile's blocks bind to.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,9 +23,13 @@ func snippetFiles(t *testing.T) []string {
 	return append([]string{"../README.md"}, files...)
 }
 
+// snippetTests are the tests of their own that a fence may be handed to
+// (`<!-- tested by TestNAME -->`).
+var snippetTests = []string{etcdOperatorsTest}
+
 // readSnippets returns file's snippets, and fails t on a fence without a
 // language (which would escape the rule that shell and Corefile snippets
-// run).
+// run) or handed to a test that does not exist.
 func readSnippets(t *testing.T, file string) []mdsnippet.Snippet {
 	t.Helper()
 	b, err := os.ReadFile(file)
@@ -42,12 +47,16 @@ func readSnippets(t *testing.T, file string) []mdsnippet.Snippet {
 		case "bash", "shell", "console", "Corefile":
 			t.Errorf("%s:%d: fence %q: shell snippets are sh, Corefile snippets corefile (which the tests run)", file, s.Line, s.Lang)
 		}
+		if s.TestedBy != "" && !slices.Contains(snippetTests, s.TestedBy) {
+			t.Errorf("%s:%d: tested by %s, which is none of the snippet tests %v", file, s.Line, s.TestedBy, snippetTests)
+		}
 	}
 	return snippets
 }
 
 // snippetPrereqs ends t unless what the snippets run is at hand: root (for
-// the lab's namespaces), the ./coredns make built, and Debian's programs.
+// the lab's namespaces), the ./coredns make built, and Debian's programs
+// (those of the snippets and of their givens).
 func snippetPrereqs(t *testing.T) string {
 	t.Helper()
 	prereq.Root(t, "the README snippets run in network namespaces of their own")
@@ -61,50 +70,63 @@ func snippetPrereqs(t *testing.T) string {
 	for prog, pkg := range map[string]string{
 		"unshare": "util-linux", "ip": "iproute2", "etcd": "etcd-server", "etcdctl": "etcd-client",
 		"dig": "bind9-dnsutils", "nsupdate": "bind9-dnsutils", "curl": "curl",
+		"dnssec-keygen": "bind9-utils", "openssl": "openssl",
 	} {
 		prereq.Program(t, prog, pkg)
 	}
 	return coredns
 }
 
+// generic reports whether the generic snippet tests run s: those not marked
+// `<!-- not tested: REASON -->` nor `<!-- tested by TestNAME -->`.
+func generic(s mdsnippet.Snippet) bool { return s.NotTested == "" && s.TestedBy == "" }
+
 // TestREADMECorefiles starts CoreDNS from every Corefile snippet of the
-// READMEs not marked `<!-- not tested: REASON -->`, as shown, in a lab of
-// its own (see snippetLab) with Debian's etcd, and asks each of its
-// listeners for its zone: each must answer.
+// READMEs that the generic tests run, as shown, in a lab of its own (see
+// snippetLab) with Debian's etcd, after what its `<!-- given: COMMAND -->`
+// markers make, and asks each of its listeners for its zone: each must
+// answer. Then each of its `<!-- claim: CLAIM -->` markers must hold, asked
+// from the client's address (see mdsnippet.Claim): a snippet that says
+// which view a client gets is tested for it.
 func TestREADMECorefiles(t *testing.T) {
 	coredns := snippetPrereqs(t)
 	for _, file := range snippetFiles(t) {
 		for _, s := range readSnippets(t, file) {
-			if s.Lang != "corefile" || s.NotTested != "" {
+			if s.Lang != "corefile" || !generic(s) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s:%d", strings.TrimPrefix(file, "../"), s.Line), func(t *testing.T) {
 				lab := newSnippetLab(t, coredns, s.Text)
+				lab.given(t, s)
 				lab.startCoreDNS()
+				if err := lab.claims(s); err != nil {
+					t.Fatalf("%s:%d: %v", file, s.Line, err)
+				}
 				lab.exec(t, "")
 			})
 		}
 	}
 }
 
-// TestREADMEShellSnippets runs the shell snippets of the READMEs not marked
-// `<!-- not tested: REASON -->`, as shown, with `set -e`: those of one
-// section in one lab, in order, in a directory holding the section's last
-// tested Corefile snippet before them as ./Corefile. CoreDNS runs from that
-// Corefile (started by the harness unless a snippet starts it). A line
-// `dig +short ... # VALUE` must print VALUE.
+// TestREADMEShellSnippets runs the shell snippets of the READMEs that the
+// generic tests run, as shown, with `set -e`: those of one section in one
+// lab, in order, in a directory holding the section's last tested Corefile
+// snippet before them as ./Corefile, after what its givens make. CoreDNS
+// runs from that Corefile (started by the harness unless a snippet starts
+// it). A line `dig +short ... # VALUE` must print VALUE.
 func TestREADMEShellSnippets(t *testing.T) {
 	coredns := snippetPrereqs(t)
 	ran := map[string]bool{}
 	for _, file := range snippetFiles(t) {
 		for _, sc := range shellScenes(readSnippets(t, file)) {
 			t.Run(fmt.Sprintf("%s:%d", strings.TrimPrefix(file, "../"), sc.snippets[0].Line), func(t *testing.T) {
-				lab := newSnippetLab(t, coredns, sc.corefile)
+				lab := newSnippetLab(t, coredns, sc.corefile.Text)
+				lab.given(t, sc.corefile)
 				startsCoreDNS := false
 				for _, s := range sc.snippets {
 					startsCoreDNS = startsCoreDNS || strings.Contains(s.Text, "coredns -conf")
 				}
-				if sc.corefile != "" && !startsCoreDNS {
+				if sc.corefile.Text != "" && !startsCoreDNS {
 					lab.startCoreDNS()
 				}
 				for _, s := range sc.snippets {
@@ -127,9 +149,10 @@ func TestREADMEShellSnippets(t *testing.T) {
 	}
 }
 
-// shellScene is a README's shell snippets that run in one lab.
+// shellScene is a README's shell snippets that run in one lab, and the
+// Corefile snippet before them (empty if none).
 type shellScene struct {
-	corefile string
+	corefile mdsnippet.Snippet
 	snippets []mdsnippet.Snippet
 }
 
@@ -139,19 +162,19 @@ func shellScenes(snippets []mdsnippet.Snippet) []shellScene {
 	var (
 		out      []shellScene
 		section  string
-		corefile string
+		corefile mdsnippet.Snippet
 		cur      = -1 // the index in out of the scene being filled
 	)
 	for _, s := range snippets {
 		if s.Section != section {
-			section, corefile, cur = s.Section, "", -1
+			section, corefile, cur = s.Section, mdsnippet.Snippet{}, -1
 		}
-		if s.NotTested != "" {
+		if !generic(s) {
 			continue
 		}
 		switch s.Lang {
 		case "corefile":
-			corefile, cur = s.Text, -1
+			corefile, cur = s, -1
 		case "sh":
 			if cur < 0 {
 				out = append(out, shellScene{corefile: corefile})

@@ -185,9 +185,7 @@ func startCoturn(t *testing.T, ns *netlab.NS, addr netip.Addr) {
 	prereq.Program(t, "turnserver", "coturn")
 	dir := t.TempDir()
 	var out lockedbuf.Buffer
-	cmd := ns.Command("turnserver", "-n", "--stun-only", "--no-cli", "--no-tls", "--no-dtls",
-		"-L", addr.String(), "-p", "3478", "--log-file", "stdout", "--simple-log",
-		"--pidfile", filepath.Join(dir, "turnserver.pid"), "--userdb", filepath.Join(dir, "turndb"))
+	cmd := ns.Command("turnserver", coturnArgs(addr.String(), "3478", dir)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	// Pdeathsig fires when the thread that started the process ends, and
 	// Go ends the threads that netlab's NS.Do locked: the test's goroutine
@@ -212,6 +210,14 @@ func startCoturn(t *testing.T, ns *netlab.NS, addr netip.Addr) {
 		}
 		return nil
 	})
+}
+
+// coturnArgs are the arguments of Debian's coturn as a STUN server alone,
+// on addr:port, with its files in dir, logging to its standard output.
+func coturnArgs(addr, port, dir string) []string {
+	return []string{"-n", "--stun-only", "--no-cli", "--no-tls", "--no-dtls",
+		"-L", addr, "-p", port, "--log-file", "stdout", "--simple-log",
+		"--pidfile", dir + "/turnserver.pid", "--userdb", dir + "/turndb"}
 }
 
 // stunBinding sends one Binding request to server and returns the mapped

@@ -10,6 +10,7 @@
 package routerlab
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -39,9 +40,10 @@ var (
 	FirstWAN = netip.MustParseAddr("11.22.33.2")
 )
 
+// The router's interfaces, which Firewall and MiniupnpdConf name.
 const (
-	lanDev = "rlan0" // the router's LAN interface
-	wanDev = "rwan0" // the router's WAN interface
+	LANDev = "rlan0" // the router's LAN interface
+	WANDev = "rwan0" // the router's WAN interface
 )
 
 // Lab is the LAN, router and WAN namespaces, with miniupnpd.
@@ -71,14 +73,14 @@ func New(t testing.TB) *Lab {
 	prereq.Program(t, "nft", "nftables")
 	nl := netlab.New(t)
 	l := &Lab{Lab: nl, Router: nl.Namespace("router"), WAN: nl.Namespace("wan"), t: t, wan: FirstWAN}
-	nl.Link(nl.Self(), "lan0", Host.String()+"/24", l.Router, lanDev, RouterLAN.String()+"/24")
-	nl.Link(l.Router, wanDev, FirstWAN.String()+"/24", l.WAN, "wan0", Upstream.String()+"/24")
+	nl.Link(nl.Self(), "lan0", Host.String()+"/24", l.Router, LANDev, RouterLAN.String()+"/24")
+	nl.Link(l.Router, WANDev, FirstWAN.String()+"/24", l.WAN, "wan0", Upstream.String()+"/24")
 	nl.Self().IP("route", "add", "default", "via", RouterLAN.String())
-	l.Router.IP("route", "add", "default", "via", Upstream.String(), "dev", wanDev, "onlink")
+	l.Router.IP("route", "add", "default", "via", Upstream.String(), "dev", WANDev, "onlink")
 	l.Router.Run("sysctl", "-qw", "net.ipv4.ip_forward=1")
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "router.nft")
-	write(t, rules, nftRules)
+	write(t, rules, Firewall)
 	l.Router.Run("nft", "-f", rules)
 	// An HTTP port of the system's choice, kept across restarts so that
 	// the device description's URL stays.
@@ -94,19 +96,19 @@ func New(t testing.TB) *Lab {
 		t.Fatalf("a port for miniupnpd: %v", err)
 	}
 	l.conf = filepath.Join(dir, "miniupnpd.conf")
-	write(t, l.conf, "port="+strconv.Itoa(port)+"\n"+miniupnpdConf)
+	write(t, l.conf, MiniupnpdConf(netip.PrefixFrom(RouterLAN, 24).Masked().String(), port))
 	l.Start()
 	t.Cleanup(l.Stop)
 	return l
 }
 
-// nftRules is the router's firewall: LAN to WAN forwarded and masqueraded,
-// and the chains miniupnpd adds its mappings to.
-const nftRules = `table inet filter {
+// Firewall is the router's firewall (nft -f): LAN to WAN forwarded and
+// masqueraded, and the chains miniupnpd adds its mappings to.
+const Firewall = `table inet filter {
 	chain forward {
 		type filter hook forward priority 0; policy drop;
 		ct state established,related accept
-		iifname "` + lanDev + `" oifname "` + wanDev + `" accept
+		iifname "` + LANDev + `" oifname "` + WANDev + `" accept
 		jump miniupnpd
 	}
 	chain miniupnpd {
@@ -118,7 +120,7 @@ const nftRules = `table inet filter {
 	chain postrouting {
 		type nat hook postrouting priority 100; policy accept;
 		jump postrouting_miniupnpd
-		oifname "` + wanDev + `" masquerade
+		oifname "` + WANDev + `" masquerade
 	}
 	chain prerouting_miniupnpd {
 	}
@@ -127,12 +129,17 @@ const nftRules = `table inet filter {
 }
 `
 
-// miniupnpdConf is miniupnpd's configuration but its HTTP port: the lab's
-// interfaces and chains, UPnP IGD, NAT-PMP and PCP (enable_natpmp enables
-// both), and the ordinary rules of a home router:
-// ports 1024-65535 of the LAN.
-const miniupnpdConf = `ext_ifname=` + wanDev + `
-listening_ip=` + lanDev + `
+// MiniupnpdConf returns miniupnpd's configuration for a router whose LAN is
+// the prefix lan (10.77.0.0/24), serving HTTP on port: the lab's interfaces and chains, UPnP IGD,
+// NAT-PMP and PCP (enable_natpmp enables both), and the ordinary rules of a
+// home router: ports 1024-65535 of the LAN.
+func MiniupnpdConf(lan string, port int) string {
+	return "port=" + strconv.Itoa(port) + "\n" + fmt.Sprintf(miniupnpdConf, lan)
+}
+
+// miniupnpdConf is MiniupnpdConf's text, the LAN's prefix left to fill in.
+const miniupnpdConf = `ext_ifname=` + WANDev + `
+listening_ip=` + LANDev + `
 enable_upnp=yes
 enable_natpmp=yes
 secure_mode=yes
@@ -143,14 +150,16 @@ upnp_nat_table_name=filter
 upnp_forward_chain=miniupnpd
 upnp_nat_chain=prerouting_miniupnpd
 upnp_nat_postrouting_chain=postrouting_miniupnpd
-allow 1024-65535 10.77.0.0/24 1024-65535
+allow 1024-65535 %s 1024-65535
 deny 0-65535 0.0.0.0/0 0-65535
 `
 
-// ready is what miniupnpd writes once it serves NAT-PMP and PCP; httpPort
-// finds its HTTP port.
+// Ready is what miniupnpd writes once it serves NAT-PMP and PCP.
+const Ready = "Listening for NAT-PMP/PCP traffic on port 5351"
+
+// ready finds Ready in miniupnpd's output; httpPort finds its HTTP port.
 var (
-	ready    = regexp.MustCompile(`Listening for NAT-PMP/PCP traffic on port 5351`)
+	ready    = regexp.MustCompile(regexp.QuoteMeta(Ready))
 	httpPort = regexp.MustCompile(`HTTP listening on port (\d+)`)
 )
 
@@ -237,9 +246,9 @@ func (l *Lab) SetWAN(a netip.Addr) (changed time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	changed = time.Now()
-	l.Router.IP("addr", "del", l.wan.String()+"/24", "dev", wanDev)
-	l.Router.IP("addr", "add", a.String()+"/24", "dev", wanDev)
-	l.Router.IP("route", "replace", "default", "via", Upstream.String(), "dev", wanDev, "onlink")
+	l.Router.IP("addr", "del", l.wan.String()+"/24", "dev", WANDev)
+	l.Router.IP("addr", "add", a.String()+"/24", "dev", WANDev)
+	l.Router.IP("route", "replace", "default", "via", Upstream.String(), "dev", WANDev, "onlink")
 	l.wan = a
 	return changed
 }
