@@ -31,8 +31,9 @@ __wait 'the etcd cluster' etcdctl --endpoints=https://10.0.0.1:2379,https://10.0
 `
 
 // etcdOperatorsChecks holds the script's users to what the README says:
-// without a password nobody reads, dns-reader reads but cannot write,
-// dns-writer writes the tree but not the global address, root writes it.
+// without a password nobody reads, dns-reader reads but cannot write but
+// its stamps, dns-writer writes the tree but not the global address, root
+// writes it.
 const etcdOperatorsChecks = `__as() { local u=$1; shift; etcdctl --endpoints=${ETCD_ENDPOINT// /,} --cacert=ca.crt --cert=admin.crt --key=admin.key ${u:+--user=$u} "$@"; }
 __denied() { if __as "$@" >/dev/null 2>&1; then echo "lab: etcd let $1 $2 $3" >&2; return 1; fi; }
 __denied "" get /skydns/ --prefix
@@ -41,6 +42,8 @@ __denied "dns-writer:$DNS_WRITER_PASSWORD" put /globaladdr/example.com 198.51.10
 __as "root:$ROOT_PASSWORD" put /globaladdr/example.com 203.0.113.10
 __as "dns-reader:$DNS_READER_PASSWORD" get /skydns/com/example/app/1a2b3c4d
 __denied "dns-reader:$DNS_READER_PASSWORD" put /skydns/com/example/evil/1 '{"host":"192.168.0.66"}'
+__denied "dns-reader:$DNS_READER_PASSWORD" put /globaladdr/example.com 198.51.100.1
+__as "dns-reader:$DNS_READER_PASSWORD" put /globaladdr/serial/skydns/external/example.com. test
 `
 
 // TestREADMEEtcdOperators runs README.md's snippets for etcd as operators
