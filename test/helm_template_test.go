@@ -20,7 +20,7 @@ import (
 // from the ConfigMap; that Corefile is the example the values file names
 // with the values filled in (helm_corefile_test.go); each Service reaches
 // the pods' DNS ports (keeping the clients' addresses where the views are
-// told apart by them); the PodDisruptionBudget and the ServiceMonitor select
+// told apart by them); a hidden primary rolls out by Recreate; the PodDisruptionBudget and the ServiceMonitor select
 // what they must; the PrometheusRule holds monitoring/'s rules, and the
 // dashboard's ConfigMap its dashboard, labelled for Grafana's sidecar.
 func TestHelmTemplate(t *testing.T) {
@@ -33,6 +33,12 @@ func TestHelmTemplate(t *testing.T) {
 			r := renderRelease(t, c.path())
 			deploy := r.only(t)
 			checkCoreDNSPod(t, deploy)
+			// A hidden primary's rollout stops the old pods first: with
+			// both at once, a change in etcd would get one serial for
+			// two zones.
+			if hidden := chartValues(t, c.path())["views"] == "hidden-primary"; hidden != (deploy.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType) {
+				t.Errorf("views hidden-primary %v, strategy %q", hidden, deploy.Spec.Strategy.Type)
+			}
 			checkChartCorefile(t, c, r.corefile(t, deploy))
 			dnsServices := 0
 			for _, s := range r.services {

@@ -485,6 +485,10 @@ func TestEtcdzoneStartErrors(t *testing.T) {
 		{block("{\n\t\tns ns1.example.net\n\t\tglue ns1.example.net 192.0.2.1\n\t}", ""), "Corefile:4", `"ns1.example.net.": glue must lie inside one of the zones`},
 		{block("{\n\t\tupdate acme.example.com.\n\t}", ""), "Corefile:3", "update needs the tsig plugin in this server block"},
 		{block("{\n\t\tupdate_allow k.example.com. *.example.org A\n\t}", "\ttsig {\n\t\tsecret k.example.com. "+nameserver.TestKey.Secret+"\n\t}\n"), "Corefile:3", `"*.example.org.": update_allow's name must lie in one of the zones`},
+		{block("{\n\t\tserial_key /globaladdr/serial/primary\n\t}", ""), "Corefile:3", "serial_key: no transfer plugin in this server block"},
+		{block("{\n\t\tns ns1.example.net\n\t\tserial_key /skydns/serial\n\t}", "\ttransfer {\n\t\tto *\n\t}\n"), "Corefile:4", "serial_key /skydns/serial lies in the etcd plugin's path /skydns"},
+		{block("{\n\t\tns ns1.example.net\n\t}", "\ttransfer {\n\t\tto *\n\t}\n") + strings.Replace(block("{\n\t\tns ns1.example.net\n\t}", "\ttransfer {\n\t\tto *\n\t}\n"), "{port:dns}", "{port:other}", 1),
+			"Corefile:", "another server block keeps the stamp /globaladdr/serial/skydns/internal/example.com."},
 	} {
 		_, err := tryStartCoreDNS(t, tc.corefile)
 		if err == nil {

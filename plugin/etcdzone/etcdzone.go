@@ -62,8 +62,9 @@ type EtcdZone struct {
 	// journalRecords and journalBytes bound each zone's journal.
 	journalRecords, journalBytes int
 	// serialKey is where the zones' stamps are kept in etcd (serial_key),
-	// "" for the default (see stampPrefix).
-	serialKey string
+	// "" for the default (see newStamps); serialKeyWhere is its place in
+	// the Corefile.
+	serialKey, serialKeyWhere string
 	// dnssec says how to sign the zones; no keys: unsigned.
 	dnssec dnssecConfig
 	// conn is the etcd connection the Corefile gives the directive; when

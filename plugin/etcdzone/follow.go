@@ -53,12 +53,13 @@ func (f follower) Changed(changed map[string]bool, rev int64) {
 }
 
 // Rejudge implements etcdtree.Follower: it refreshes the zone's signatures
-// when their timer asks, and builds the zone again when its view changed.
+// when their timer asks, and builds the zone again when its view changed,
+// or when a version waits for the tree (see commit).
 func (f follower) Rejudge() {
 	if g := f.z.signing; g != nil && g.due.Swap(false) {
 		f.x.refresh(f.z)
 	}
-	if v := f.z.current.Load(); f.x.view == nil || v != nil && v.State == f.x.view.Current() {
+	if v := f.z.current.Load(); !f.z.waiting && (f.x.view == nil || v != nil && v.State == f.x.view.Current()) {
 		return
 	}
 	f.x.rejudge(f.z)

@@ -1,6 +1,7 @@
 package etcdzone
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -49,18 +50,24 @@ type hosted struct {
 	viewRev int64
 
 	// stamp is the zone's stamp as the instance last kept it in etcd (see
-	// package stamp), "" when it has not. unsure is the last version
-	// published when its stamp could not be kept (see ixfrFrom).
-	stamp  string
-	unsure *zone.Version
+	// package stamp), "" when it has not, and stampRev the revision at
+	// which the key took it. unsure is set while the current version's
+	// serial is not vouched for by the stamp (see ixfrFrom).
+	stamp    string
+	stampRev int64
+	unsure   bool
+	// waiting is set while a new state of the view (or the zone's first
+	// version) waits for the tree to hold the zone's changes up to the
+	// stamp's revision (see commit).
+	waiting bool
 
 	// serialMoved holds a signal while a move of the serial waits to be
 	// announced to the secondaries.
 	serialMoved chan struct{}
-	// sub is the zone's share of the etcd tree; it has the zone judged
-	// again (the view's global addresses changed, or the signatures are
-	// due), on the tree's goroutine.
-	sub *etcdtree.Sub
+	// sub is the zone's share of the etcd tree, once it joined; it has
+	// the zone judged again (the view's global addresses changed, or the
+	// signatures are due), on the tree's goroutine (see rejudgeSoon).
+	sub atomic.Pointer[etcdtree.Sub]
 }
 
 // errOutside says why a key whose owner name is outside its zone holds no
@@ -72,7 +79,9 @@ var errOutside = errors.New("its name is outside the zone")
 // (every name when nil): built apart, then made current whole. A change
 // of the records always moves the serial, and so does a zone made
 // otherwise than its stamp says (see stamped). It publishes nothing while
-// the view can't judge.
+// the view can't judge; a new state of the view (or, at first, the
+// zone's) waits for the tree to hold every change of the zone's keys up to
+// its stamp's revision: until then the zone stays as it was.
 func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	var st *view.State
 	if x.view != nil {
@@ -82,18 +91,27 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 		}
 	}
 	prev := z.current.Load()
+	vouched := true
+	if prev == nil || prev.State != st {
+		if prev == nil && z.signing != nil && z.signing.made.IsZero() {
+			z.signing.made = time.Now()
+		}
+		var ready bool
+		s, vouched, ready = x.stamped(z, st, s)
+		if z.waiting = !ready; z.waiting {
+			time.AfterFunc(stampRetry, z.rejudgeSoon)
+			if prev == nil {
+				x.setSerial(z, s)
+				return
+			}
+			st = prev.State
+		}
+	}
 	if prev != nil && prev.State != st {
 		changed = nil
 	}
 	if prev != nil && changed != nil && len(changed) == 0 && s == prev.Serial {
 		return
-	}
-	vouched := true
-	if prev == nil || prev.State != st {
-		if prev == nil && z.signing != nil {
-			z.signing.made = time.Now()
-		}
-		s, vouched = x.stamped(z, st, s)
 	}
 	if prev == nil {
 		s = zone.Reloaded(z.server, z.name, s, vouched)
@@ -101,7 +119,7 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	next, d := zone.Build(z.config, z.idx, prev, changed, st, s)
 	x.setSerial(z, next.Serial)
 	d = z.publish(prev, next, d)
-	z.published(next, vouched || x.stamps == nil)
+	fromPrev := z.published(next, vouched || x.stamps == nil)
 	recordsGauge.WithLabelValues(z.server, z.name).Set(float64(next.Count()))
 	if prev == nil {
 		loadedGauge.WithLabelValues(z.server, z.name).Set(1)
@@ -112,35 +130,50 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 		return
 	}
 	if next.Serial != prev.Serial {
-		if z.ixfrFrom(prev) {
+		if fromPrev {
 			z.journal.Add(d)
 		}
 		z.announceSoon()
 	}
 }
 
+// stampRetry is how long a version that waits for the tree (see commit)
+// waits before it is tried again, when no change of the zone's keys comes
+// first: those etcd made before the stamp may be an inner zone's.
+const stampRetry = 100 * time.Millisecond
+
 // stamped returns s, the serial of z's next version at the view's state st,
-// and whether z's stamp in etcd vouches for it (see package stamp): when z
-// is made otherwise than its stamp says, the stamp is written, and the
-// serial moves to the revision of that write, past every serial published
-// before. Without a stamp (a block that transfers nothing, or one that etcd
+// whether z's stamp in etcd vouches for it, and whether the version may be
+// published (see package stamp). When z is made otherwise than its stamp
+// says, the stamp is written, and the serial moves to the revision of that
+// write, past every serial published before, once the tree holds every
+// change etcd made to the zone's keys up to it (ready: a replica that read
+// etcd there publishes the same zone under it); until then it is not
+// ready. Without a stamp (a block that transfers nothing, or one that etcd
 // did not take) it is s, which zone.Build moves by one if the records
 // changed.
-func (x *EtcdZone) stamped(z *hosted, st *view.State, s zone.Serial) (zone.Serial, bool) {
+func (x *EtcdZone) stamped(z *hosted, st *view.State, s zone.Serial) (next zone.Serial, vouched, ready bool) {
 	if x.stamps == nil {
-		return s, false
+		return s, false, true
 	}
-	text := x.stampText(z, st)
-	if text == z.stamp {
-		return s, true
+	if text := x.stampText(z, st); text != z.stamp {
+		rev, ok := x.stamps.Keep(z.name, text)
+		if !ok {
+			z.stamp = ""
+			return s, false, true
+		}
+		z.stamp, z.stampRev = text, rev
 	}
-	rev, ok := x.stamps.Keep(z.name, text)
-	if !ok {
-		z.stamp = ""
-		return s, false
+	ctx, cancel := context.WithTimeout(context.Background(), stamp.Timeout)
+	defer cancel()
+	switch unchanged, err := x.tree.tree.Unchanged(ctx, z.apexKey, z.stampRev); {
+	case err != nil:
+		log.Debugf("zone %s: whether its keys changed up to revision %d: %v", z.name, z.stampRev, err)
+		return s, false, true
+	case !unchanged:
+		return s, true, false
 	}
-	z.stamp = text
-	return s.At(rev), true
+	return s.At(z.stampRev), true, true
 }
 
 // stampText returns z's stamp at the view's state st: what makes the zone
@@ -167,22 +200,22 @@ func (x *EtcdZone) stampText(z *hosted, st *view.State) string {
 
 // published notes that next is z's current version, sure unless its
 // stamp could not be kept: for the serials kept across reloads, and for
-// ixfrFrom.
-func (z *hosted) published(next *zone.Version, sure bool) {
+// ixfrFrom. It returns whether an IXFR may start from the version before
+// (see ixfrFrom).
+func (z *hosted) published(next *zone.Version, sure bool) (fromPrev bool) {
 	zone.Remember(z.server, z.name, next.Serial)
-	if !sure {
-		z.unsure = next
-	}
+	fromPrev = z.ixfrFrom()
+	z.unsure = !sure
+	return fromPrev
 }
 
-// ixfrFrom reports whether an IXFR may start from v, z's current version
-// when the next is published: whether a secondary that holds v's serial
-// holds v. A serial that a stamp vouched for, or one that moved from there
-// with the changes of etcd, is one zone in every process that publishes
-// it; one that moved by a change that no stamp holds (etcd refused it) may
-// have been another zone in the process before. Any doubt gives the whole
-// zone.
-func (z *hosted) ixfrFrom(v *zone.Version) bool { return v != z.unsure }
+// ixfrFrom reports whether an IXFR may start from z's current version:
+// whether a secondary that holds its serial holds that version. A serial
+// that a stamp vouched for, or one that moved from there with the changes
+// of etcd, is one zone in every process that publishes it; one that moved
+// by a change that no stamp holds (etcd refused it) may have been another
+// zone in the process before. Any doubt gives the whole zone.
+func (z *hosted) ixfrFrom() bool { return !z.unsure }
 
 // records says n records in words: "1 record", "2 records".
 func records(n int) string {
@@ -196,6 +229,13 @@ func records(n int) string {
 func (x *EtcdZone) setSerial(z *hosted, s zone.Serial) {
 	z.serial = s
 	serialGauge.WithLabelValues(z.server, z.name).Set(float64(s.Value()))
+}
+
+// rejudgeSoon has z judged again on the tree's goroutine (follower.Rejudge).
+func (z *hosted) rejudgeSoon() {
+	if s := z.sub.Load(); s != nil {
+		s.Rejudge()
+	}
 }
 
 // announceSoon has z's serial announced to the secondaries.

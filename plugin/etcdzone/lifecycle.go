@@ -62,17 +62,19 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	if err == nil {
 		err = x.startFallthrough(zones)
 	}
+	x.view = view.Of(cfg.Handlers())
+	unclaim := func() {}
+	if err == nil {
+		unclaim, err = x.newStamps(zones)
+	}
 	if err != nil {
 		x.tree.release()
 		return err
 	}
 
 	unserve := func() {}
-	if x.view = view.Of(cfg.Handlers()); x.view != nil {
+	if x.view != nil {
 		unserve = x.view.Serve(zoneNames(zones))
-	}
-	if x.xfr != nil {
-		x.stamps = &stamp.Keeper{Client: x.client, Prefix: x.stampPrefix()}
 	}
 	x.setZones(zones)
 	leave := x.follow(zones)
@@ -91,6 +93,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		}
 	}
 	x.stop = func() {
+		unclaim()
 		unserve()
 		leave()
 		cancel()
@@ -106,20 +109,41 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	return nil
 }
 
-// stampPrefix returns the etcd key under which the stamps of the block's
-// zones are kept: serial_key, else one of the tree and the kind of view
-// (/globaladdr/serial/skydns/external), so that the LAN's view and the
-// Internet's of one zone do not take each other's stamps. Replicas of one
-// Corefile share it.
-func (x *EtcdZone) stampPrefix() string {
-	if x.serialKey != "" {
-		return x.serialKey
+// newStamps gives a block with transfer the keeper of its zones' stamps
+// (see package stamp), under serial_key or else one of the tree and the
+// kind of view (/globaladdr/serial/skydns/external), so that the LAN's view
+// and the Internet's of one zone do not take each other's stamps; replicas
+// of one Corefile share it. Two blocks of the instance can't keep a zone's
+// stamp at one key: they would write each other's, and move the serial at
+// each start. It returns what gives the keys up.
+func (x *EtcdZone) newStamps(zones []*hosted) (unclaim func(), err error) {
+	treePath := x.tree.id.path
+	switch {
+	case x.xfr == nil && x.serialKey != "":
+		return nil, x.errorf(x.serialKeyWhere, "serial_key: no transfer plugin in this server block: its zones keep no stamp")
+	case x.xfr == nil:
+		return func() {}, nil
+	case x.serialKey != "" && (x.serialKey == treePath || strings.HasPrefix(x.serialKey, strings.TrimSuffix(treePath, "/")+"/")):
+		return nil, x.errorf(x.serialKeyWhere, "serial_key %s lies in the etcd plugin's path %s: it would be read as records", x.serialKey, treePath)
 	}
-	kind := "internal"
-	if x.view != nil {
-		kind = "external"
+	prefix := x.serialKey
+	if prefix == "" {
+		kind := "internal"
+		if x.view != nil {
+			kind = "external"
+		}
+		prefix = path.Join("/globaladdr/serial", treePath, kind)
 	}
-	return path.Join("/globaladdr/serial", x.tree.id.path, kind)
+	x.stamps = &stamp.Keeper{Client: x.client, Prefix: prefix}
+	unclaim, err = x.stamps.Claim(x.instance, zoneNames(zones))
+	if err != nil {
+		where := x.serialKeyWhere
+		if where == "" {
+			where = x.where
+		}
+		return nil, x.errorf(where, "%v: give one of the blocks a serial_key of its own", err)
+	}
+	return unclaim, nil
 }
 
 // setZones makes zones x's.
@@ -154,7 +178,7 @@ func (x *EtcdZone) follow(zones []*hosted) (leave func()) {
 	}
 	subs := x.tree.tree.Join(x, apexes, followers)
 	for i, z := range zones {
-		z.sub = subs[i]
+		z.sub.Store(subs[i])
 	}
 	unsubscribe := func() {}
 	if x.view != nil {

@@ -114,6 +114,7 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 		x.journalRecords, x.journalBytes, err = parseJournal(c, args)
 	case "serial_key":
 		x.serialKey, err = parseKey(c, args)
+		x.serialKeyWhere = where(c)
 	case "endpoint", "tls", "credentials", "plaintext_credentials":
 		err = x.conn.Parse(c, property, args)
 	default:
@@ -167,7 +168,7 @@ func parseKey(c *caddy.Controller, args []string) (string, error) {
 		return "", c.ArgErr()
 	}
 	key := strings.TrimRight(args[0], "/")
-	if !strings.HasPrefix(key, "/") || key == "" {
+	if !strings.HasPrefix(key, "/") {
 		return "", c.Errf("serial_key %q is not an etcd key such as /globaladdr/serial/primary", args[0])
 	}
 	return key, nil

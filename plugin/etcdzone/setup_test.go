@@ -21,6 +21,7 @@ func TestSetup(t *testing.T) {
 		{"etcdzone {\n journal 100000 16MiB\n}", false, ""},
 		{"etcdzone {\n journal 0\n}", false, ""},
 		{"etcdzone {\n journal 500 65536\n}", false, ""},
+		{"etcdzone {\n serial_key /globaladdr/serial/primary/\n}", false, ""},
 
 		{"etcdzone {\n ns ns1.example.net\n}\netcdzone", true, `etcdzone is given twice in this server block`},
 		{"etcdzone {\n ns\n}", true, `Wrong argument count`},
@@ -38,6 +39,9 @@ func TestSetup(t *testing.T) {
 		{"etcdzone {\n minimum\n}", true, `Wrong argument count`},
 		{"etcdzone {\n serial 1\n}", true, `unknown property "serial"`},
 		{"etcdzone {\n journal\n}", true, `Wrong argument count`},
+		{"etcdzone {\n serial_key\n}", true, `Wrong argument count`},
+		{"etcdzone {\n serial_key globaladdr/serial\n}", true, `serial_key "globaladdr/serial" is not an etcd key`},
+		{"etcdzone {\n serial_key /\n}", true, `serial_key "/" is not an etcd key`},
 		{"etcdzone {\n journal many\n}", true, `journal "many" is not a number of records`},
 		{"etcdzone {\n journal 10 1GB\n}", true, `journal "1GB" is not a number of bytes`},
 		{"etcdzone {\n journal 10 2048MiB\n}", true, `journal "2048MiB" is not a number of bytes`},

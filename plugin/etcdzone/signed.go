@@ -150,7 +150,7 @@ func (g *signing) run(ctx context.Context, z *hosted) {
 			return
 		case <-time.After(wait):
 			g.due.Store(true)
-			z.sub.Rejudge()
+			z.rejudgeSoon()
 		}
 	}
 }
@@ -219,7 +219,10 @@ func (x *EtcdZone) refresh(z *hosted) {
 		return
 	}
 	g.made = now
-	s, vouched := x.stamped(z, prev.State, z.serial)
+	s, vouched, ready := x.stamped(z, prev.State, z.serial)
+	if !ready {
+		return // tried again at the next tick, once the tree holds the zone's changes
+	}
 	if s == z.serial {
 		s = s.Bumped()
 	}
@@ -252,8 +255,7 @@ func (x *EtcdZone) refresh(z *hosted) {
 	g.report(z)
 	g.mu.Unlock()
 	x.setSerial(z, next.Serial)
-	z.published(next, vouched || x.stamps == nil)
-	if z.ixfrFrom(prev) {
+	if z.published(next, vouched || x.stamps == nil) {
 		z.journal.Add(withDiff(d, diff))
 	}
 	z.announceSoon()

@@ -80,7 +80,7 @@ func TestSignedCNAMELoopAcrossZones(t *testing.T) {
 			}
 			for _, z := range zones {
 				z.signing.due.Store(true)
-				z.sub.Rejudge()
+				z.rejudgeSoon()
 			}
 		}
 	}()

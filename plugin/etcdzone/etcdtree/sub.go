@@ -1,6 +1,7 @@
 package etcdtree
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Sub is a zone's share of a tree: the keys at and below its apex key,
@@ -252,4 +255,33 @@ func signal(ch chan struct{}) {
 	case ch <- struct{}{}:
 	default:
 	}
+}
+
+// Unchanged reports whether etcd changed none of the keys at or below apex
+// (a zone's apex key) after the revision the tree has applied, up to
+// revision rev: a zone published at rev then holds what any replica that
+// read etcd at rev holds. It asks etcd unless the tree has applied rev
+// already. Call it from a Follower's method, on the tree's goroutine.
+func (t *Tree) Unchanged(ctx context.Context, apex string, rev int64) (bool, error) {
+	if rev < t.next {
+		return true, nil
+	}
+	apex = strings.TrimSuffix(apex, "/")
+	held := int64(0)
+	t.eachKeyUnder([]string{apex}, func(string, *entry) { held++ })
+	at, below := clientv3.WithRev(rev), []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithRev(rev)}
+	since := clientv3.WithMinModRev(t.next)
+	resp, err := t.c.Client.Txn(ctx).Then(
+		clientv3.OpGet(apex, at, since, clientv3.WithKeysOnly()),
+		clientv3.OpGet(apex+"/", append(below, since, clientv3.WithKeysOnly(), clientv3.WithLimit(1))...),
+		clientv3.OpGet(apex, at, clientv3.WithCountOnly()),
+		clientv3.OpGet(apex+"/", append(below, clientv3.WithCountOnly())...),
+	).Commit()
+	if err != nil {
+		return false, err
+	}
+	r := resp.Responses
+	written := len(r[0].GetResponseRange().Kvs) + len(r[1].GetResponseRange().Kvs)
+	count := r[2].GetResponseRange().Count + r[3].GetResponseRange().Count
+	return written == 0 && count == held, nil
 }
