@@ -35,6 +35,13 @@ func (*Cookie) Name() string { return pluginName }
 // that puts the client cookie and a new server cookie into the reply: the
 // server cookie the query brought, valid or not, changes nothing (section
 // 5.2.3 and 5.2.4: the query is answered as usual).
+//
+// A plugin below that returns an rcode the server answers itself (SERVFAIL,
+// REFUSED, FORMERR, NOTIMP: see plugin.ClientWrite) gets that reply written
+// here, through the ResponseWriter, since the server would write it past
+// it. The plugin's error is returned with RcodeSuccess, which tells the
+// server the reply is written, as plugin.BackendError does: the errors
+// plugin logs it, with rcode 0.
 func (c *Cookie) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	option := cookieOption(r)
 	if option == nil {
@@ -49,7 +56,23 @@ func (c *Cookie) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg)
 	addr, _ := netip.ParseAddr(state.IP())
 	reply := append(client[:clientCookieLen:clientCookieLen], serverCookie(c.secret, client, addr, time.Now())...)
 	w = &ResponseWriter{ResponseWriter: w, query: r.IsEdns0(), cookie: hex.EncodeToString(reply)}
-	return plugin.NextOrFailure(c.Name(), c.Next, ctx, w, r)
+	rcode, err := plugin.NextOrFailure(c.Name(), c.Next, ctx, w, r)
+	if plugin.ClientWrite(rcode) {
+		return rcode, err
+	}
+	writeError(w, r, rcode)
+	return dns.RcodeSuccess, err
+}
+
+// writeError writes to w the reply CoreDNS's server writes for a plugin that
+// returns rcode without writing one: the query's id, opcode and question with
+// rcode, and the query's OPT record.
+func writeError(w dns.ResponseWriter, r *dns.Msg, rcode int) {
+	m := new(dns.Msg)
+	m.SetRcode(r, rcode)
+	state := request.Request{W: w, Req: r}
+	state.SizeAndDo(m)
+	w.WriteMsg(m)
 }
 
 // cookieOption returns the first COOKIE option of m's OPT record, or nil.

@@ -3,6 +3,7 @@ package cookie
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"net/netip"
 	"slices"
 	"testing"
@@ -156,4 +157,45 @@ func TestOPTBeforeTSIG(t *testing.T) {
 	if got := replyCookie(t, r); hex.EncodeToString(got[:clientCookieLen]) != "2464c4abcf10c957" {
 		t.Errorf("the reply's own COOKIE option stayed: %x", got)
 	}
+}
+
+// TestErrorReply checks the rcodes that the server answers itself when a
+// plugin returns them without a reply: cookie writes that reply, with the
+// query's question and OPT record and the cookie, and returns the plugin's
+// error with RcodeSuccess, so that the server writes no other. Other rcodes,
+// and the queries without a cookie, are returned as they are.
+func TestErrorReply(t *testing.T) {
+	failure := errors.New("upstream down")
+	for _, rcode := range []int{dns.RcodeServerFailure, dns.RcodeRefused, dns.RcodeFormatError, dns.RcodeNotImplemented} {
+		q := query("2464c4abcf10c957")
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		got, err := (&Cookie{Next: fails(rcode, failure), secret: testSecret}).ServeDNS(context.Background(), rec, q)
+		if got != dns.RcodeSuccess || err != failure {
+			t.Errorf("%s: returned %s, %v; want NOERROR (written) and the plugin's error", dns.RcodeToString[rcode], dns.RcodeToString[got], err)
+		}
+		r := rec.Msg
+		if r == nil || r.Rcode != rcode || r.Id != q.Id || !r.Response || len(r.Question) != 1 || r.Question[0] != q.Question[0] {
+			t.Fatalf("%s: want the reply to the query with that rcode:\n%v", dns.RcodeToString[rcode], r)
+		}
+		if r.IsEdns0().UDPSize() != 1232 || !r.IsEdns0().Do() {
+			t.Errorf("%s: want the query's OPT record, 1232 bytes with DO:\n%v", dns.RcodeToString[rcode], r)
+		}
+		replyCookie(t, r)
+	}
+
+	for q, rcode := range map[*dns.Msg]int{
+		query("2464c4abcf10c957"): dns.RcodeNameError,
+		query(""):                 dns.RcodeServerFailure,
+	} {
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		got, err := (&Cookie{Next: fails(rcode, failure), secret: testSecret}).ServeDNS(context.Background(), rec, q)
+		if got != rcode || err != failure || rec.Msg != nil {
+			t.Errorf("%s: returned %s, %v, wrote %v; want it returned as it is, nothing written", dns.RcodeToString[rcode], dns.RcodeToString[got], err, rec.Msg)
+		}
+	}
+}
+
+// fails is a backend that returns rcode and err without writing a reply.
+func fails(rcode int, err error) plugin.HandlerFunc {
+	return func(context.Context, dns.ResponseWriter, *dns.Msg) (int, error) { return rcode, err }
 }

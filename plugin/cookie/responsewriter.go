@@ -10,7 +10,7 @@ import (
 // in the reply's OPT record (one like the query's if the reply has none).
 type ResponseWriter struct {
 	dns.ResponseWriter
-	query  *dns.OPT // the query's OPT record
+	query  *dns.OPT // the query's OPT record, with the UDP size bufsize left it
 	cookie string   // the option's data: the client cookie and the server cookie, in hex
 }
 
@@ -23,7 +23,11 @@ func (w *ResponseWriter) WriteMsg(m *dns.Msg) error {
 // setCookie gives m an OPT record of its own holding w's COOKIE option in
 // place of any other. The reply's OPT record may be the query's own (CoreDNS
 // reuses it), so it is copied rather than changed. A new record goes before
-// a TSIG record, which must stay last.
+// a TSIG record, which must stay last, with the query's UDP size and DO bit:
+// what CoreDNS advertises in every reply (request.SizeAndDo), the size the
+// client asked for or bufsize's if lower, since bufsize, above, lowers the
+// query's. The server's ScrubWriter, which writes every reply last, sets
+// them so anyway.
 func (w *ResponseWriter) setCookie(m *dns.Msg) {
 	i := slices.IndexFunc(m.Extra, func(rr dns.RR) bool { return rr.Header().Rrtype == dns.TypeOPT })
 	var opt *dns.OPT

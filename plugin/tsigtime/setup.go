@@ -7,12 +7,13 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/tsig"
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 )
 
 func init() { plugin.Register(pluginName, setup) }
 
 func setup(c *caddy.Controller) error {
-	where, err := parse(c)
+	where, err := directive.Bare(c, pluginName)
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
@@ -25,22 +26,4 @@ func setup(c *caddy.Controller) error {
 	})
 	cfg.AddPlugin(func(next plugin.Handler) plugin.Handler { return TSIGTime{Next: next} })
 	return nil
-}
-
-// parse reads the tsigtime directive of one server block, which takes no
-// arguments and no block, and returns the Corefile's file and line it is at.
-func parse(c *caddy.Controller) (where string, err error) {
-	for i := 0; c.Next(); i++ {
-		if i > 0 {
-			return "", c.Errf("%s is given twice in this server block", pluginName)
-		}
-		where = fmt.Sprintf("%s:%d", c.File(), c.Line())
-		if args := c.RemainingArgs(); len(args) > 0 {
-			return "", c.Errf("%s takes no arguments, got %q", pluginName, args[0])
-		}
-		if c.NextBlock() {
-			return "", c.Errf("%s takes no block, got %q", pluginName, c.Val())
-		}
-	}
-	return where, nil
 }
