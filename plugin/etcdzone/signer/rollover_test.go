@@ -53,8 +53,14 @@ func TestZSKRollover(t *testing.T) {
 	}
 	checkSigners(t, "restart mid-rollover", restarted, nil, ksk.Tag(), old.Tag())
 
+	if s.Due(published.Add(opts.PublishWait - time.Second)) {
+		t.Error("before PublishWait a refresh is due")
+	}
 	if d := s.Refresh(published.Add(opts.PublishWait - time.Second)); !d.Empty() {
 		t.Errorf("before PublishWait the refresh changed %d records", len(d.Added))
+	}
+	if !s.Due(published.Add(opts.PublishWait)) {
+		t.Error("once the new ZSK was published for PublishWait, no refresh is due")
 	}
 	cached = dnskeyTags(s)
 	s.Refresh(published.Add(opts.PublishWait))
@@ -153,10 +159,16 @@ func TestRefresh(t *testing.T) {
 	opts := Options{Validity: 10 * time.Minute, Refresh: 4 * time.Minute, Jitter: time.Minute}
 	start := time.Now()
 	s := newSigned(t, makeKeys(t, []uint16{257}, dns.ED25519), opts, start, testZone)
+	if s.Due(start.Add(time.Minute)) {
+		t.Error("a minute later a refresh is due")
+	}
 	if d := s.Refresh(start.Add(time.Minute)); !d.Empty() {
 		t.Errorf("a refresh a minute later changed %d records", len(d.Added))
 	}
 	later := start.Add(6*time.Minute + time.Second)
+	if !s.Due(later) {
+		t.Error("6 minutes later no refresh is due")
+	}
 	d := s.Refresh(later)
 	expiries := map[uint32]bool{}
 	sigs := 0
