@@ -123,10 +123,10 @@ func (s *Signer) Refresh(now time.Time) Diff {
 }
 
 // Due reports whether Refresh at now would change anything: whether a key
-// takes over, or a signature is to be made anew. It changes nothing, so
-// that a reader's lock is enough.
+// takes over signing the data, or a signature is to be made anew. It
+// changes nothing, so that a reader's lock is enough.
 func (s *Signer) Due(now time.Time) bool {
-	if slices.ContainsFunc(s.keys, func(k *keyState) bool { return s.ripe(k, now) }) {
+	if slices.ContainsFunc(s.zsks(), func(k *keyState) bool { return s.ripe(k, now) }) {
 		return true
 	}
 	due := false
