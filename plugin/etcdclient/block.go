@@ -30,12 +30,12 @@ func BlockConfig(handlers []plugin.Handler, etcdPlugin *clientv3.Client) Config 
 			}
 		}
 	}
-	return Of(etcdPlugin)
+	return ClientConfig(etcdPlugin)
 }
 
-// Of returns the endpoints and credentials of c, the etcd plugin's client,
+// ClientConfig returns the endpoints and credentials of c, the etcd plugin's client,
 // whose tls can't be read; none when c is nil.
-func Of(c *clientv3.Client) Config {
+func ClientConfig(c *clientv3.Client) Config {
 	var cfg Config
 	if c != nil {
 		cfg.Endpoints = c.Endpoints()

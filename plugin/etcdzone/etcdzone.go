@@ -176,7 +176,7 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 	state := request.Request{W: w, Req: r}
 	m := x.answer(ctx, state, z)
 	if x.fallsThrough(state, z, m) {
-		return x.fallThrough(ctx, w, r)
+		return x.passOn(ctx, w, r)
 	}
 	x.withoutHiddenSOA(m)
 	w.WriteMsg(m)

@@ -37,7 +37,11 @@ func (x *EtcdZone) parseFallthrough(c *caddy.Controller, args []string) error {
 // zones answer every name etcd holds, and what etcd does not hold goes on
 // to the next backend (a file zone, forward), not to the etcd plugin,
 // which would look for it in etcd again, perhaps another etcd (its
-// default endpoint, in a block that gives the connection to etcdzone).
+// default endpoint, in a block that gives the connection to etcdzone). An
+// etcd plugin's zone above one of the zones (etcd . beside etcdzone
+// example.com) is not the zones' to take from it: it stays, and it answers
+// the names that fall through, which the warning says, unless the etcd
+// plugin has a fallthrough of its own for them.
 func (x *EtcdZone) startFallthrough(zones []*hosted) error {
 	if x.fall.Zones == nil {
 		return nil
@@ -52,8 +56,22 @@ func (x *EtcdZone) startFallthrough(zones []*hosted) error {
 		}
 	}
 	x.etcd.Zones = kept
+	for _, name := range kept {
+		for _, z := range zones {
+			if inZone(z.name, name) && !x.etcd.Fall.Through(z.name) {
+				log.Warningf(fallsToEtcd, x.fallWhere, z.name, name, name, z.name)
+			}
+		}
+	}
 	return nil
 }
+
+// fallsToEtcd is the warning for a zone, with fallthrough (given where the
+// first argument says), below a zone of the etcd plugin, which is the next
+// plugin for the names that fall through.
+const fallsToEtcd = "%s: fallthrough: zone %s lies in the etcd plugin's zone %s: the names it does not hold go to the etcd plugin, " +
+	"which answers them from etcd again (NXDOMAIN), not to the plugins after it (file, forward); " +
+	"give the etcd plugin the zones of etcdzone instead of %s (etcd %s), or the etcd plugin's own fallthrough"
 
 // fallsThrough reports whether the question of state, for a name of z,
 // goes to the next plugin instead of m, the zone's answer: fallthrough
@@ -69,9 +87,9 @@ func (x *EtcdZone) fallsThrough(state request.Request, z *hosted, m *dns.Msg) bo
 	return v != nil && len(v.Judged(state.Name(), dns.TypeANY)) == 0
 }
 
-// fallThrough hands r to the next plugin: through the block's view, if any,
+// passOn hands r to the next plugin: through the block's view, if any,
 // which judges the answer as it judges those of the block's other backends.
-func (x *EtcdZone) fallThrough(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+func (x *EtcdZone) passOn(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	if x.view != nil {
 		return x.view.Fallthrough(ctx, w, r, x.Next)
 	}

@@ -1,8 +1,12 @@
 package etcdzone
 
 import (
+	"bytes"
 	"context"
+	golog "log"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/coredns/caddy"
@@ -131,6 +135,44 @@ func TestFallthroughLeavesEtcdPlugin(t *testing.T) {
 	x.dnssec.keys = []string{"Kexample.com.+013+12345"}
 	if err := x.startFallthrough(nil); err == nil {
 		t.Error("fallthrough in a signed zone: no error")
+	}
+}
+
+// TestFallthroughBelowEtcdPlugin starts fallthrough in a zone below one of
+// the etcd plugin's (etcd .): the etcd plugin keeps its zone, and answers
+// the names that fall through, which a warning at start says, naming both
+// zones and what to change.
+func TestFallthroughBelowEtcdPlugin(t *testing.T) {
+	x := &EtcdZone{etcd: &etcd.Etcd{Zones: []string{".", "example.org."}}, fallWhere: "Corefile:3"}
+	x.fall.SetZonesFromArgs(nil)
+	var out bytes.Buffer
+	golog.SetOutput(&out)
+	err := x.startFallthrough([]*hosted{{name: "example.com."}})
+	golog.SetOutput(os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{".", "example.org."}; !slices.Equal(x.etcd.Zones, want) {
+		t.Errorf("the etcd plugin's zones: %v, want %v", x.etcd.Zones, want)
+	}
+	logged := out.String()
+	want := "[WARNING] plugin/etcdzone: Corefile:3: fallthrough: zone example.com. lies in the etcd plugin's zone .: " +
+		"the names it does not hold go to the etcd plugin"
+	if !strings.Contains(logged, want) || !strings.Contains(logged, "(etcd example.com.), or the etcd plugin's own fallthrough") {
+		t.Errorf("the log lacks the warning %q...:\n%s", want, logged)
+	}
+	if n := strings.Count(logged, "\n"); n != 1 {
+		t.Errorf("%d lines logged, want 1:\n%s", n, logged)
+	}
+
+	// With a fallthrough of its own, the etcd plugin passes them on.
+	x.etcd.Fall.SetZonesFromArgs(nil)
+	out.Reset()
+	golog.SetOutput(&out)
+	err = x.startFallthrough([]*hosted{{name: "example.com."}})
+	golog.SetOutput(os.Stderr)
+	if err != nil || out.Len() > 0 {
+		t.Errorf("the etcd plugin with fallthrough: %v, logged %q", err, out.String())
 	}
 }
 

@@ -123,7 +123,7 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	recordsGauge.WithLabelValues(z.server, z.name).Set(float64(next.Count()))
 	if prev == nil {
 		loadedGauge.WithLabelValues(z.server, z.name).Set(1)
-		log.Infof("zone %s loaded: %s, serial %d", z.name, records(next.Count()), next.Serial.Value())
+		log.Infof("zone %s loaded: %s, serial %d", z.name, recordCount(next.Count()), next.Serial.Value())
 		x.warnLoaded(z, next)
 		z.announceSoon()
 		signal(x.published)
@@ -217,8 +217,8 @@ func (z *hosted) published(next *zone.Version, sure bool) (fromPrev bool) {
 // zone in the process before. Any doubt gives the whole zone.
 func (z *hosted) ixfrFrom() bool { return !z.unsure }
 
-// records says n records in words: "1 record", "2 records".
-func records(n int) string {
+// recordCount says n records in words: "1 record", "2 records".
+func recordCount(n int) string {
 	if n == 1 {
 		return "1 record"
 	}

@@ -18,7 +18,7 @@ func TestOneLine(t *testing.T) {
 }
 
 func TestRecordsInWords(t *testing.T) {
-	if got := records(1) + ", " + records(0) + ", " + records(2); got != "1 record, 0 records, 2 records" {
+	if got := recordCount(1) + ", " + recordCount(0) + ", " + recordCount(2); got != "1 record, 0 records, 2 records" {
 		t.Errorf("records: %q", got)
 	}
 }

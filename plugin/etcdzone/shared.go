@@ -69,7 +69,7 @@ func instanceOf(c *caddy.Controller) any {
 func (x *EtcdZone) openTree() (*sharedTree, error) {
 	cfg := x.conn
 	if !cfg.Given() {
-		cfg = etcdclient.Of(x.etcd.Client)
+		cfg = etcdclient.ClientConfig(x.etcd.Client)
 	}
 	id := treeID{instance: x.instance, conn: cfg.ID(), path: path.Clean("/" + x.etcd.PathPrefix), minTTL: x.etcd.MinLeaseTTL, maxTTL: x.etcd.MaxLeaseTTL}
 	trees.Lock()

@@ -34,24 +34,26 @@ type mapping struct {
 	learned *source.Prefix
 }
 
-// target returns what m maps to: its address or prefix, from the source
-// that learns it if any; ok is false while the source has given none.
-func (m *mapping) target() (to netip.Prefix, ok bool) {
+// target returns what m maps to now: its address or prefix, from the
+// source that learns it if any; the zero Prefix while the source has given
+// none.
+func (m *mapping) target() netip.Prefix {
 	if m.learned != nil {
-		return m.learned.Load()
+		to, _ := m.learned.Load()
+		return to
 	}
-	return m.to, true
+	return m.to
 }
 
-// translate returns the address a maps to, a being inside m.from; nil when
-// m's prefix comes from a source that has given none yet: a has nothing to
-// become, and is dropped.
-func (m *mapping) translate(a netip.Addr) net.IP {
+// translate returns the address a maps to, a being inside m.from, when m
+// maps to to (its target when the state of the global addresses at hand was
+// made); nil when to is the zero Prefix, m's source having given none: a
+// has nothing to become, and is dropped.
+func (m *mapping) translate(a netip.Addr, to netip.Prefix) net.IP {
 	if m.single != nil {
 		return m.single
 	}
-	to, ok := m.target()
-	if !ok {
+	if !to.IsValid() {
 		return nil
 	}
 	// Both are in 16-byte form (IPv4 mapped), on the stack: only the result
@@ -73,15 +75,27 @@ func (m *mapping) translate(a netip.Addr) net.IP {
 	return append(net.IP(nil), dst[16-a.BitLen()/8:]...)
 }
 
-// globals is one state of the global addresses, in the form DNS records
-// carry them. It is never changed once published; a new state replaces it.
+// globals is one state of what internal addresses become: the global
+// addresses, in the form DNS records carry them, and what each map
+// translates into. It is never changed once published, a map's prefix
+// learned from a source included: a new state replaces it, so that an
+// answer, a zone transfer and a view.State are each shown with one state
+// throughout, the one their Rules describe.
 type globals struct {
 	v4, v6 []net.IP
+	// known is false while the from sources have given no global address
+	// yet: an internal address outside the maps has nothing to become yet
+	// (errNoGlobal).
+	known bool
+	// to holds the target of each of the policy's maps, in its order, when
+	// the state was made (policy.targets).
+	to []netip.Prefix
 }
 
-// newGlobals returns the state for addrs, which hold no duplicates.
-func newGlobals(addrs []netip.Addr) *globals {
-	g := &globals{}
+// newGlobals returns the state for addrs, which hold no duplicates, in
+// which the maps translate into to.
+func newGlobals(addrs []netip.Addr, to []netip.Prefix) *globals {
+	g := &globals{known: true, to: to}
 	for _, a := range addrs {
 		if a.Is4() {
 			g.v4 = append(g.v4, net.IP(a.AsSlice()))
@@ -90,6 +104,17 @@ func newGlobals(addrs []netip.Addr) *globals {
 		}
 	}
 	return g
+}
+
+// noGlobals returns the state in which no global address is known yet, and
+// the maps translate into to.
+func noGlobals(to []netip.Prefix) *globals { return &globals{to: to} }
+
+// retargeted returns g with the maps translating into to.
+func (g *globals) retargeted(to []netip.Prefix) *globals {
+	r := *g
+	r.to = to
+	return &r
 }
 
 // family returns the global addresses of a's family.

@@ -27,12 +27,15 @@ type GlobalAddr struct {
 	Next plugin.Handler
 
 	policy *policy
-	// addrs holds the current global addresses; nil until they are known.
+	// addrs holds the current state of the global addresses and of the
+	// maps' targets, which an answer is rewritten with from start to end;
+	// its global addresses are not known until a from source gives them.
 	addrs atomic.Pointer[globals]
-	// state is the view at addrs (Current); nil until they are known.
+	// state is the view at addrs (Current); nil until its global addresses
+	// are known.
 	state atomic.Pointer[view.State]
-	// sources keeps addrs up to date from the from sources; nil when the
-	// Corefile gives the addresses.
+	// sources keeps addrs up to date from the from sources and the maps'
+	// sources; nil when the Corefile gives the addresses and the maps.
 	sources *source.Set
 	// served holds the zones a backend answers as the view shows them
 	// (Serve); nil while none does.
@@ -44,7 +47,7 @@ func (g *GlobalAddr) Name() string { return pluginName }
 
 // Ready implements ready.Readiness: the plugin is ready once it knows its
 // global addresses.
-func (g *GlobalAddr) Ready() bool { return g.addrs.Load() != nil }
+func (g *GlobalAddr) Ready() bool { return g.addrs.Load().known }
 
 // ServeDNS implements plugin.Handler. A question for a zone that a backend
 // answers as the view shows it (Serve) goes down the chain, and its reply
@@ -65,12 +68,13 @@ func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.
 // judge serves r through next as the view serves its backends' answers: a
 // hidden name is answered NXDOMAIN at once, with the SOA the plugins below
 // give for the name soaName; everything else goes down to next, and its
-// reply is rewritten on its way up.
+// reply is rewritten on its way up, at the global addresses in use when r
+// came (each envelope of a transfer too).
 func (g *GlobalAddr) judge(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, next plugin.Handler, hidden bool, soaName string) (int, error) {
 	if hidden {
 		return g.hiddenName(ctx, w, r, soaName)
 	}
-	rw := &ResponseWriter{ResponseWriter: w, g: g, ctx: ctx, req: r}
+	rw := &ResponseWriter{ResponseWriter: w, g: g, addrs: g.addrs.Load(), ctx: ctx, req: r}
 	rcode, err := plugin.NextOrFailure(g.Name(), next, ctx, rw, r)
 	if rw.given > 0 {
 		// The transfer plugin's own log line counts the records it was

@@ -2,6 +2,7 @@ package globaladdr
 
 import (
 	"net"
+	"slices"
 
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin/etcd"
@@ -16,8 +17,9 @@ import (
 )
 
 // start is globaladdr's OnStartup for the server block of cfg: it sets the
-// gauge of the addresses in use, and starts the from sources, if any, which
-// put each new state of the addresses in use.
+// gauge of the addresses in use, and starts the from sources and the map
+// sources, if any, which put each new state of the addresses, and of the
+// maps' prefixes, in use.
 func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	servers := serverLabels(cfg)
 	setAddressCount(servers, g.addrs.Load())
@@ -27,8 +29,9 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	if cfg.Handler("transfer") != nil {
 		log.Warning(dynamicPrimary)
 	}
+	g.sources.Subscribe(func(source.Value) { g.renew() })
 	return g.sources.Start(servers, etcdclient.BlockConfig(cfg.Handlers(), etcdPluginClient(cfg)), func(v source.Value) {
-		addrs := newGlobals(v.Addrs)
+		addrs := newGlobals(v.Addrs, g.policy.targets())
 		g.use(addrs, v.Revision)
 		setAddressCount(servers, addrs)
 	})
@@ -42,9 +45,14 @@ const dynamicPrimary = "the global address comes from a from source, and this bl
 	"give it an address they can keep (static, a tunnel, a stable IPv6 address) or let the external view answer directly"
 
 // use makes addrs, written in etcd at revision rev (0: not from etcd), the
-// global addresses in use, and the view's state at them Current's.
+// global addresses in use, and the view's state at them Current's once
+// they are known. The state shows every record at addrs, whatever is in use
+// later.
 func (g *GlobalAddr) use(addrs *globals, rev int64) {
 	g.addrs.Store(addrs)
+	if !addrs.known {
+		return
+	}
 	g.state.Store(&view.State{Revision: rev, Rules: g.policy.rules(addrs), Show: func(rrs []dns.RR) []dns.RR {
 		var t tally
 		out, _ := g.policy.section(rrs, g.policy.firstChange(rrs), addrs, &t) // addrs is known: no error
@@ -63,12 +71,12 @@ func (g *GlobalAddr) stop() error {
 
 // Subscribe implements view.View: it registers f to be called each time a
 // from source delivered new global addresses, or the same ones written again
-// in etcd (view.State.Revision);
-// addresses given in the Corefile never change while the server runs. f is
-// called after the new addresses are in use, on the goroutine of the source
-// that read them, so it must return at once: signal a channel, say. The
-// returned function removes the subscription; call it when the subscriber
-// shuts down.
+// in etcd (view.State.Revision), and each time a map's source gave a new
+// prefix; addresses and maps given in the Corefile never change while the
+// server runs. f is called after the new addresses or prefix are in use, on
+// the goroutine of the source that read them, so it must return at once:
+// signal a channel, say. The returned function removes the subscription;
+// call it when the subscriber shuts down.
 func (g *GlobalAddr) Subscribe(f func()) (unsubscribe func()) {
 	if g.sources == nil {
 		return func() {}
@@ -76,14 +84,24 @@ func (g *GlobalAddr) Subscribe(f func()) (unsubscribe func()) {
 	return g.sources.Subscribe(func(source.Value) { g.renew(); f() })
 }
 
-// renew makes Current a new state at the addresses in use, for a change
-// they do not show (a map's prefix learned from a source), so that the
-// backend sees the view changed. The set calls its subscribers one at a
-// time, after use.
+// renew puts in use the prefixes the maps' sources give now, with a new
+// state of the view at them (Current), when one of them changed: until
+// then, answers and the view's states keep those they were made with.
+// start subscribes it to the set, so that answers take a new prefix in a
+// block without a backend that subscribes; each of the view's subscribers
+// runs it too before it hears of the change (Subscribe), whichever of them
+// the set calls first. The set calls its subscribers one at a time, after
+// use.
 func (g *GlobalAddr) renew() {
-	if st := g.state.Load(); st != nil {
-		g.use(g.addrs.Load(), st.Revision)
+	addrs, to := g.addrs.Load(), g.policy.targets()
+	if slices.Equal(addrs.to, to) {
+		return
 	}
+	var rev int64
+	if st := g.state.Load(); st != nil {
+		rev = st.Revision
+	}
+	g.use(addrs.retargeted(to), rev)
 }
 
 // serverLabels returns the server label the metrics carry for each listener
@@ -109,15 +127,10 @@ func etcdPluginClient(cfg *dnsserver.Config) *clientv3.Client {
 	return nil
 }
 
-// setAddressCount sets the gauge of the addresses in use; g is nil while
-// there are none.
+// setAddressCount sets the gauge of the addresses in use, g.
 func setAddressCount(servers []string, g *globals) {
-	var v4, v6 int
-	if g != nil {
-		v4, v6 = len(g.v4), len(g.v6)
-	}
 	for _, server := range servers {
-		addressCount.WithLabelValues(server, "ipv4").Set(float64(v4))
-		addressCount.WithLabelValues(server, "ipv6").Set(float64(v6))
+		addressCount.WithLabelValues(server, "ipv4").Set(float64(len(g.v4)))
+		addressCount.WithLabelValues(server, "ipv6").Set(float64(len(g.v6)))
 	}
 }

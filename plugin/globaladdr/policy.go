@@ -161,20 +161,34 @@ func (p *policy) judgeAddr(ip net.IP, v4 bool) action {
 // isInternal reports whether a is internal: inside an internal range or a map
 // source. An IPv4-mapped IPv6 address is judged by its IPv4 address too.
 func (p *policy) isInternal(a netip.Addr) bool {
-	if p.lookupMap(a) != nil || containedIn(p.internal, a) {
+	if p.lookupMap(a) >= 0 || containedIn(p.internal, a) {
 		return true
 	}
 	return a.Is4In6() && p.isInternal(a.Unmap())
 }
 
-// lookupMap returns the most specific mapping of a, or nil.
-func (p *policy) lookupMap(a netip.Addr) *mapping {
+// lookupMap returns the index in p.maps of the most specific mapping of a,
+// or -1.
+func (p *policy) lookupMap(a netip.Addr) int {
 	for i := range p.maps {
 		if p.maps[i].from.Contains(a) {
-			return &p.maps[i]
+			return i
 		}
 	}
-	return nil
+	return -1
+}
+
+// targets returns what each of p's maps translates into now, in p's order
+// (mapping.target): the maps of a new state of the global addresses.
+func (p *policy) targets() []netip.Prefix {
+	if len(p.maps) == 0 {
+		return nil
+	}
+	to := make([]netip.Prefix, len(p.maps))
+	for i := range p.maps {
+		to[i] = p.maps[i].target()
+	}
+	return to
 }
 
 // containedIn reports whether one of prefixes contains a.
@@ -245,16 +259,16 @@ func (p *policy) overlapsInternal(pr netip.Prefix) bool {
 	return false
 }
 
-// rules returns, in lines of text, what the view does at addrs, the global
-// addresses: view.State.Rules. A map's prefix learned from a source is the
-// one it has now.
+// rules returns, in lines of text, what the view does at addrs, a known
+// state of the global addresses: view.State.Rules. A map's prefix learned
+// from a source is the one addrs holds.
 func (p *policy) rules(addrs *globals) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "internal %s\n", joined(p.internal))
-	for _, m := range p.maps {
+	for i, m := range p.maps {
 		to := "none yet"
-		if pr, ok := m.target(); ok {
-			to = pr.String()
+		if addrs.to[i].IsValid() {
+			to = addrs.to[i].String()
 		}
 		fmt.Fprintf(&b, "map %s %s\n", m.from, to)
 	}

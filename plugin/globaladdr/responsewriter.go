@@ -12,9 +12,12 @@ import (
 // zone transfer.
 type ResponseWriter struct {
 	dns.ResponseWriter
-	g   *GlobalAddr
-	ctx context.Context
-	req *dns.Msg
+	g *GlobalAddr
+	// addrs is the state of the global addresses every reply is rewritten
+	// at: the one in use when the question came.
+	addrs *globals
+	ctx   context.Context
+	req   *dns.Msg
 	// given and sent count the records of a zone transfer's envelopes:
 	// as the plugins below gave them, and as they left.
 	given, sent int
@@ -23,7 +26,7 @@ type ResponseWriter struct {
 // WriteMsg implements dns.ResponseWriter.
 func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 	var t tally
-	out, err := w.g.policy.rewrite(res, w.g.addrs.Load(), &t)
+	out, err := w.g.policy.rewrite(res, w.addrs, &t)
 	if err != nil {
 		log.Debugf("%s: SERVFAIL: %v", questionName(w.req), err)
 		m := new(dns.Msg)

@@ -7,12 +7,13 @@ import (
 	"github.com/miekg/dns"
 )
 
-// rewrite returns the external view of m: m itself when no record needs to
-// change (without allocating), else a copy in which internal addresses are
-// replaced, and hidden names, ownership records and addresses without a
-// global counterpart are gone. m and its records are never modified. The
-// error is errNoGlobal when a replacement needs a global address that is not
-// known yet. Rewriting a rewritten message changes nothing.
+// rewrite returns the external view of m at g: m itself when no record
+// needs to change (without allocating), else a copy in which internal
+// addresses are replaced, and hidden names, ownership records and addresses
+// without a global counterpart are gone. m and its records are never
+// modified. The error is errNoGlobal when a replacement needs a global
+// address that g does not know yet. Rewriting a rewritten message changes
+// nothing.
 func (p *policy) rewrite(m *dns.Msg, g *globals, t *tally) (*dns.Msg, error) {
 	an, ns, ex := p.firstChange(m.Answer), p.firstChange(m.Ns), p.firstChange(m.Extra)
 	if an < 0 && ns < 0 && ex < 0 {
@@ -211,17 +212,18 @@ func (p *policy) rewriteHintAddrs(ips []net.IP, v4 bool, g *globals, t *tally, t
 	return out, nil
 }
 
-// replace returns what the internal address a becomes: its mapping, or the
-// global addresses of its family (none: the record is dropped). A mapping's
-// address is returned in buf, which the caller may keep on its stack.
+// replace returns what the internal address a becomes at g: its mapping,
+// or the global addresses of its family (none: the record is dropped). A
+// mapping's address is returned in buf, which the caller may keep on its
+// stack.
 func (p *policy) replace(a netip.Addr, g *globals, buf *[1]net.IP) ([]net.IP, error) {
-	if m := p.lookupMap(a); m != nil {
-		if buf[0] = m.translate(a); buf[0] == nil {
+	if i := p.lookupMap(a); i >= 0 {
+		if buf[0] = p.maps[i].translate(a, g.to[i]); buf[0] == nil {
 			return nil, nil
 		}
 		return buf[:], nil
 	}
-	if g == nil {
+	if !g.known {
 		return nil, errNoGlobal
 	}
 	return g.family(a), nil

@@ -110,7 +110,7 @@ func TestNotReady(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var asked []string
 			g := newTestPlugin(t, corpusPolicy, backend(reply{answer: tc.answer}, &asked))
-			g.addrs.Store(nil)
+			g.addrs.Store(noGlobals(g.policy.targets()))
 			if g.Ready() {
 				t.Error("Ready() with no global address known")
 			}

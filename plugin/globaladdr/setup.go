@@ -133,7 +133,9 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 	}
 	g := &GlobalAddr{policy: p, sources: set}
 	if sources.Empty() {
-		g.use(newGlobals(unique(addrs)), 0)
+		g.use(newGlobals(unique(addrs), p.targets()), 0)
+	} else {
+		g.use(noGlobals(p.targets()), 0)
 	}
 	return g, nil
 }

@@ -41,7 +41,7 @@ func (g *GlobalAddr) Serve(zones []string) (undo func()) {
 // judges them, allocating no records, as it runs after every answer.
 func (g *GlobalAddr) Judged(ctx context.Context, rrs []dns.RR) {
 	addrs := g.addrs.Load()
-	if addrs == nil {
+	if !addrs.known {
 		return
 	}
 	var t tally

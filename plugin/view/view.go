@@ -42,7 +42,9 @@ type View interface {
 	Fallthrough(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, next plugin.Handler) (int, error)
 }
 
-// State is one state of a view, never changed once made.
+// State is one state of a view, never changed once made: it shows records
+// as the view was when it was made (its global addresses, the prefixes its
+// maps learned), whatever the view learns later, which makes a new State.
 type State struct {
 	// Show returns what the view shows of rrs, the records of one owner
 	// name: none when it shows none of them, rrs itself when it shows

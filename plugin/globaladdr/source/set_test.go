@@ -85,7 +85,7 @@ func startSources(t *testing.T, corefile string, tune func(*Set)) *started {
 func start(t *testing.T, set *Set, shared *clientv3.Client) *started {
 	t.Helper()
 	s := &started{Set: set}
-	if err := set.Start([]string{testServer}, etcdclient.Of(shared), func(v Value) { s.inUse.Store(&v) }); err != nil {
+	if err := set.Start([]string{testServer}, etcdclient.ClientConfig(shared), func(v Value) { s.inUse.Store(&v) }); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { set.Stop() })
