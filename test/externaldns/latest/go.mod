@@ -7,6 +7,8 @@ require (
 	sigs.k8s.io/external-dns v0.22.0
 )
 
+require github.com/dchest/siphash v1.2.3 // indirect
+
 require (
 	cloud.google.com/go/auth v0.24.1-0.20261001053825-dbc26066f70a // indirect
 	cloud.google.com/go/auth/oauth2adapt v0.3.0 // indirect
