@@ -94,11 +94,16 @@ demo:
 # needs cgo; the pipeline test with the programs of kube-bins, the chart's
 # tests with helm, the certificate test with the programs of acme-bins, the
 # etcd release tests with the servers of etcd-bins), the conformance tests
-# against external-dns, and a short fuzz pass.
+# against external-dns, and a short fuzz pass. The conformance tests and the
+# fuzz pass (one worker) run beside the package tests, which spend most of
+# their time waiting for the servers they start: a cold run takes minutes
+# less than one after the other. It fails if any of them fails.
 test: build lint kube-bins helm acme-bins etcd-bins $(call platform_bins,$(TEST_PLATFORMS))
-	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m ./...
-	$(MAKE) externaldns
-	$(MAKE) fuzz FUZZTIME=20s
+	@CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m ./... & tests=$$!; \
+	status=0; \
+	$(MAKE) externaldns && $(MAKE) fuzz FUZZTIME=20s FUZZFLAGS=-parallel=1 || status=$$?; \
+	wait $$tests || status=$$?; \
+	exit $$status
 
 # externaldns checks internal/externaldns, which the tests and the demo write
 # records with, against external-dns's own coredns provider and TXT registry:
@@ -248,15 +253,17 @@ lint:
 # failing input is written to the package's
 # testdata/fuzz/, where it then runs with every go test.
 FUZZTIME ?= 10m
+# FUZZFLAGS are more flags of each fuzz run (-parallel=1: one worker).
+FUZZFLAGS ?=
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/update/
-	$(GO) test -run '^$$' -fuzz '^FuzzSigner$$' -fuzztime $(FUZZTIME) ./plugin/etcdzone/signer/
-	$(GO) test -run '^$$' -fuzz '^FuzzEchoBody$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/
-	$(GO) test -run '^$$' -fuzz '^FuzzBindingResponse$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/
-	$(GO) test -run '^$$' -fuzz '^FuzzPrefixValue$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/
-	$(GO) test -run '^$$' -fuzz '^FuzzParsePCP$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/router/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseNATPMP$$' -fuzztime $(FUZZTIME) ./plugin/globaladdr/source/router/
+	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/etcdzone/update/
+	$(GO) test -run '^$$' -fuzz '^FuzzSigner$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/etcdzone/signer/
+	$(GO) test -run '^$$' -fuzz '^FuzzEchoBody$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/
+	$(GO) test -run '^$$' -fuzz '^FuzzBindingResponse$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/
+	$(GO) test -run '^$$' -fuzz '^FuzzPrefixValue$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePCP$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/router/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseNATPMP$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/router/
 
 # image builds $(IMAGE):$(VERSION) and $(IMAGE):latest on $(BASE), with
 # docker when an engine answers, else with buildah (ENGINE=docker or
