@@ -100,9 +100,12 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 		s, vouched, ready = x.stamped(z, st, s)
 		if z.waiting = !ready; z.waiting {
 			time.AfterFunc(stampRetry, z.rejudgeSoon)
-			if prev == nil {
+			switch {
+			case prev == nil:
 				x.setSerial(z, s)
 				return
+			case changed == nil:
+				return // nothing but the view's state changed
 			}
 			st = prev.State
 		}
