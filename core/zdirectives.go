@@ -24,6 +24,7 @@ var directives = []string{
 	"trace",
 	"ready",
 	"health",
+	"webhook",
 	"pprof",
 	"shed",
 	"prometheus",

@@ -70,4 +70,5 @@ import (
 	_ "github.com/globaladdr/globaladdr/plugin/globaladdr"
 	_ "github.com/globaladdr/globaladdr/plugin/rrl"
 	_ "github.com/globaladdr/globaladdr/plugin/tsigtime"
+	_ "github.com/globaladdr/globaladdr/plugin/webhook"
 )

@@ -124,9 +124,5 @@ func (t *sharedTree) release() {
 // read returns the records kv, a put of one of t's keys, holds, with the
 // TTLs the etcd plugin gives them, or why it holds none.
 func (t *sharedTree) read(key string, kv *mvccpb.KeyValue) (*zone.Source, error) {
-	owner, rrs, err := zone.Decode(key, kv.Value, func(s *msg.Service) uint32 { return t.ttl.TTL(kv, s) })
-	if err != nil {
-		return nil, err
-	}
-	return &zone.Source{Key: key, Owner: owner, RRs: rrs}, nil
+	return zone.Decode(key, kv.Value, func(s *msg.Service) uint32 { return t.ttl.TTL(kv, s) })
 }

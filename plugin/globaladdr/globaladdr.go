@@ -53,7 +53,8 @@ func (g *GlobalAddr) Ready() bool { return g.addrs.Load().known }
 // answers as the view shows it (Serve) goes down the chain, and its reply
 // up, untouched (a query for a hidden name counts: the backend's zone
 // answers it as a name it does not hold), unless the backend leaves it to
-// the plugins after it (Fallthrough). Every other question is judged.
+// the plugins after it (Fallthrough). Every other question is judged; with
+// expose marked, it is hidden (no other backend marks its records).
 func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	hidden := len(r.Question) == 1 && g.policy.hidden(r.Question[0].Name)
 	if hidden {
@@ -61,6 +62,10 @@ func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.
 	}
 	if g.passes(r) {
 		return plugin.NextOrFailure(g.Name(), g.Next, ctx, w, r)
+	}
+	if !hidden && len(r.Question) == 1 && g.policy.unmarked(r.Question[0].Name) {
+		hidden = true
+		(&tally{hidden: 1}).report(ctx)
 	}
 	return g.judge(ctx, w, r, g.Next, hidden, questionName(r))
 }

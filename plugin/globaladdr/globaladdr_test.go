@@ -163,6 +163,16 @@ func TestServeDNS(t *testing.T) {
 			want:  test.Case{Answer: []dns.RR{test.TXT(`a-app.example.com. 30 IN TXT "heritage=external-dns,external-dns/owner=default"`)}},
 		},
 		{
+			name: "expose marked: another backend's name has no mark, and is NXDOMAIN", corefile: "globaladdr 203.0.113.10 {\n expose marked\n}", qtype: dns.TypeA,
+			reply: reply{answer: []dns.RR{test.A("app.example.com. 30 IN A 203.0.113.7")}},
+			want:  test.Case{Rcode: dns.RcodeNameError, Ns: soa},
+		},
+		{
+			name: "expose marked: an ACME challenge passes", corefile: "globaladdr 203.0.113.10 {\n expose marked\n}", qtype: dns.TypeTXT,
+			reply: reply{answer: []dns.RR{test.TXT(`_acme-challenge.example.com. 30 IN TXT "token"`)}},
+			want:  test.Case{Qname: "_acme-challenge.example.com.", Answer: []dns.RR{test.TXT(`_acme-challenge.example.com. 30 IN TXT "token"`)}},
+		},
+		{
 			name: "a hidden name is NXDOMAIN without asking the backend for it", corefile: "globaladdr 203.0.113.10 {\n hide internal.example.com\n}", qtype: dns.TypeA,
 			reply: reply{answer: []dns.RR{test.A("x.internal.example.com. 30 IN A 192.168.0.9")}},
 			want:  test.Case{Qname: "x.internal.example.com.", Rcode: dns.RcodeNameError, Ns: soa},

@@ -53,7 +53,7 @@ func (g *GlobalAddr) use(addrs *globals, rev int64) {
 	if !addrs.known {
 		return
 	}
-	g.state.Store(&view.State{Revision: rev, Rules: g.policy.rules(addrs), Show: func(rrs []dns.RR) []dns.RR {
+	g.state.Store(&view.State{Revision: rev, Rules: g.policy.rules(addrs), Exposes: g.policy.exposes, Show: func(rrs []dns.RR) []dns.RR {
 		var t tally
 		out, _ := g.policy.section(rrs, g.policy.firstChange(rrs), addrs, &t) // addrs is known: no error
 		return out

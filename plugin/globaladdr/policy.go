@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/globaladdr/globaladdr/plugin/view"
+
 	"github.com/miekg/dns"
 )
 
@@ -23,6 +25,8 @@ type policy struct {
 	// hide holds lower-case FQDNs.
 	hide         []string
 	keepRegistry bool
+	// onlyMarked shows only the names marked exposed (expose marked).
+	onlyMarked bool
 }
 
 // action is what the external view does with one record.
@@ -99,6 +103,26 @@ func (p *policy) hidden(name string) bool {
 		}
 	}
 	return p.internalReverse(name)
+}
+
+// exposes reports whether the view shows the records of name, marked m (by
+// external-dns's webhook intake; see view.Mark), at all: never when marked
+// withheld, and, with expose marked, only when marked exposed. An ACME
+// challenge's name is shown whatever its mark, as hidden says.
+func (p *policy) exposes(name string, m view.Mark) bool {
+	switch {
+	case isChallenge(name):
+		return true
+	case m == view.Withheld:
+		return false
+	}
+	return m == view.Exposed || !p.onlyMarked
+}
+
+// unmarked reports whether name is not shown because no backend marks its
+// records (expose marked; an answer not from an etcdzone zone has no mark).
+func (p *policy) unmarked(name string) bool {
+	return p.onlyMarked && name != "" && !isChallenge(name)
 }
 
 // internalReverse reports whether name is the reverse-mapping name of an
@@ -280,6 +304,9 @@ func (p *policy) rules(addrs *globals) string {
 	}
 	if p.keepRegistry {
 		b.WriteString("keep_registry\n")
+	}
+	if p.onlyMarked {
+		b.WriteString("expose marked\n")
 	}
 	global := append(slices.Clone(addrs.v4), addrs.v6...)
 	slices.SortFunc(global, func(a, b net.IP) int { return bytes.Compare(a, b) })

@@ -99,6 +99,8 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 				} else {
 					err = sources.Parse(c, property, args)
 				}
+			case "expose":
+				p.onlyMarked, err = parseExpose(c, args)
 			case "keep_registry":
 				if len(args) > 0 {
 					err = argErr(c, "keep_registry takes no argument")
@@ -225,6 +227,15 @@ func parseMap(c *caddy.Controller, args []string, sources *source.Config) (mappi
 		m.single = net.IP(to.Addr().AsSlice())
 	}
 	return m, nil
+}
+
+// parseExpose reads "expose marked|unmarked": whether the view shows only
+// the names marked exposed (view.Mark).
+func parseExpose(c *caddy.Controller, args []string) (onlyMarked bool, err error) {
+	if len(args) != 1 || (args[0] != "marked" && args[0] != "unmarked") {
+		return false, argErr(c, "expose needs marked or unmarked")
+	}
+	return args[0] == "marked", nil
 }
 
 // parseHide reads "hide NAME...".

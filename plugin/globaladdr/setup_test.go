@@ -22,6 +22,10 @@ func TestSetup(t *testing.T) {
 		{"globaladdr 203.0.113.10 {\n map 192.168.0.0/16 198.51.100.7\n}", false, ""},
 		{"globaladdr 203.0.113.10 {\n hide internal.example.com admin.example.com.\n}", false, ""},
 		{"globaladdr 203.0.113.10 {\n keep_registry\n}", false, ""},
+		{"globaladdr 203.0.113.10 {\n expose marked\n}", false, ""},
+		{"globaladdr 203.0.113.10 {\n expose unmarked\n}", false, ""},
+		{"globaladdr 203.0.113.10 {\n expose\n}", true, "expose needs marked or unmarked"},
+		{"globaladdr 203.0.113.10 {\n expose all\n}", true, "expose needs marked or unmarked"},
 		// Maps alone (1:1 NAT of a prefix); or with addresses of one family.
 		{"globaladdr {\n map 192.168.0.0/24 198.51.100.0/24\n}", false, ""},
 		{"globaladdr {\n map 192.168.0.0/24 198.51.100.0/24\n map fd00::/64 2001:db8:1::/64\n ttl 900\n}", false, ""},

@@ -55,7 +55,8 @@ func (g *GlobalAddr) Judged(ctx context.Context, rrs []dns.RR) {
 // (Serve) that the backend leaves to the plugins after it, next, is judged
 // as those of the block's other backends are: a hidden name is answered
 // NXDOMAIN with the SOA of the backend's zone (asked at its apex: the name
-// itself would be left to next again), and next's answer is rewritten. The
+// itself would be left to next again), as is every name with expose marked
+// (next's records have no mark), and next's answer is rewritten. The
 // question was counted when it passed. A sub-query of the view's own goes
 // to next as it is: the view judges its reply.
 func (g *GlobalAddr) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, next plugin.Handler) (int, error) {
@@ -63,7 +64,8 @@ func (g *GlobalAddr) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *d
 		return plugin.NextOrFailure(g.Name(), next, ctx, w, r)
 	}
 	name := questionName(r)
-	return g.judge(ctx, w, r, next, len(r.Question) == 1 && g.policy.hidden(name), g.servedZone(name))
+	hidden := len(r.Question) == 1 && (g.policy.hidden(name) || g.policy.unmarked(name))
+	return g.judge(ctx, w, r, next, hidden, g.servedZone(name))
 }
 
 // passes reports whether r asks for a name in a zone a backend serves as

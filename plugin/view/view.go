@@ -60,6 +60,72 @@ type State struct {
 	// every record alike; a zone's stamp holds them (see package
 	// etcdzone/stamp), so that a zone shown otherwise gets a new serial.
 	Rules string
+	// Exposes reports whether the view shows the records of the owner
+	// name, whose records are marked m (see Mark), at all; Show then
+	// decides record by record. Nil: Shows's default.
+	Exposes func(name string, m Mark) bool
+}
+
+// Shows reports whether the view shows the records of name, marked m, at
+// all: by Exposes, or, when it is nil, unless they are marked Withheld.
+func (s *State) Shows(name string, m Mark) bool {
+	if s.Exposes == nil {
+		return m != Withheld
+	}
+	return s.Exposes(name, m)
+}
+
+// Mark is what the records of one owner name say of their place in the
+// external view: external-dns's webhook intake stores the ProviderSpecific
+// property MarkProperty of an endpoint (the annotation
+// external-dns.kubernetes.io/webhook-globaladdr-external on its Ingress,
+// Service or DNSEndpoint) in each etcd value it writes, under MarkField;
+// a backend gives the view the mark of each owner name's records.
+type Mark uint8
+
+const (
+	// Unmarked records say nothing: they are shown unless the view shows
+	// only marked names.
+	Unmarked Mark = iota
+	// Exposed records are marked "true".
+	Exposed
+	// Withheld records are marked "false", or with a value that is neither
+	// "true" nor "false": the view never shows them.
+	Withheld
+)
+
+const (
+	// MarkProperty is the ProviderSpecific property of an external-dns
+	// endpoint that marks it.
+	MarkProperty = "webhook/globaladdr-external"
+	// MarkField is the field of a SkyDNS value in etcd that holds the
+	// mark, as MarkProperty's value.
+	MarkField = "globaladdr-external"
+)
+
+// ParseMark returns the mark a value of MarkField or MarkProperty makes;
+// ok is false for a value that is neither "true" nor "false" (Withheld:
+// fail closed), for the caller to log.
+func ParseMark(value string) (m Mark, ok bool) {
+	switch value {
+	case "true":
+		return Exposed, true
+	case "false":
+		return Withheld, true
+	}
+	return Withheld, false
+}
+
+// Join returns the mark of a name whose records are marked m and n: one
+// record Withheld withholds the name, and one Unmarked leaves it unmarked.
+func Join(m, n Mark) Mark {
+	switch {
+	case m == Withheld || n == Withheld:
+		return Withheld
+	case m == Unmarked || n == Unmarked:
+		return Unmarked
+	}
+	return Exposed
 }
 
 // Of returns the view among a server block's plugins, nil when the block

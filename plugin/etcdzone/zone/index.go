@@ -3,6 +3,8 @@ package zone
 import (
 	"slices"
 
+	"github.com/globaladdr/globaladdr/plugin/view"
+
 	"github.com/miekg/dns"
 )
 
@@ -18,20 +20,23 @@ type Index struct {
 }
 
 // NewIndex returns an index with the records of fixed, by their source's
-// name (the Corefile's records: delegations and glue).
+// name (the Corefile's records: delegations and glue, which the operator
+// exposes by writing them).
 func NewIndex(fixed map[string][]dns.RR) *Index {
 	idx := &Index{owners: map[string][]*Source{}}
 	for name, rrs := range fixed {
-		idx.Put(nil, &Source{Key: name, Owner: rrs[0].Header().Name, RRs: rrs}, nil)
+		idx.Put(nil, &Source{Key: name, Owner: rrs[0].Header().Name, RRs: rrs, Mark: view.Exposed}, nil)
 	}
 	return idx
 }
 
 // Source is what one source holds: an etcd key's records (or a Corefile
-// line's), at their owner name.
+// line's), at their owner name, and how they are marked for the external
+// view.
 type Source struct {
 	Key, Owner string
 	RRs        []dns.RR
+	Mark       view.Mark
 }
 
 // Put replaces the source old by next: either may be nil (none), and old
@@ -66,6 +71,19 @@ func (idx *Index) Len() int {
 		n += len(at)
 	}
 	return n
+}
+
+// mark returns the mark of owner's records: view.Join of its sources'.
+func (idx *Index) mark(owner string) view.Mark {
+	at := idx.owners[owner]
+	if len(at) == 0 {
+		return view.Unmarked
+	}
+	m := at[0].Mark
+	for _, s := range at[1:] {
+		m = view.Join(m, s.Mark)
+	}
+	return m
 }
 
 // records returns the records of owner's sources, each once (two keys with

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/pkg/dnsutil"
+	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 )
@@ -28,28 +29,39 @@ const (
 	defaultWeight = 100
 )
 
-// Decode returns the records the value of the etcd key holds, at their
-// owner name: the key's name without the labels its targetstrip says are
-// not part of it (external-dns stores each target under a random label
-// below the name). They are made as the etcd plugin makes them, with the TTL
-// it gives them (ttl gives it, by the etcd plugin's rules; see
+// Decode returns the source the value of the etcd key is: its records, at
+// their owner name, the key's name without the labels its targetstrip says
+// are not part of it (external-dns stores each target under a random label
+// below the name), and its mark (view.MarkField; a value that is neither
+// "true" nor "false" withholds it, as the webhook intake that stores it
+// logs). They are made as the etcd plugin makes them, with
+// the TTL it gives them (ttl gives it, by the etcd plugin's rules; see
 // serviceRecords). The error says why a key holds no record a zone can
-// serve. A zone serves the records only when the owner name is in it.
-func Decode(key string, value []byte, ttl func(*msg.Service) uint32) (string, []dns.RR, error) {
-	s := new(msg.Service)
-	if err := json.Unmarshal(value, s); err != nil {
-		return "", nil, err
+// serve. A zone serves the records only when the
+// owner name is in it.
+func Decode(key string, value []byte, ttl func(*msg.Service) uint32) (*Source, error) {
+	var v struct {
+		msg.Service
+		Mark *string `json:"globaladdr-external"`
 	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return nil, err
+	}
+	s := &v.Service
 	owner, ok := ownerName(key, s.TargetStrip)
 	if !ok {
-		return "", nil, fmt.Errorf("its targetstrip %d strips more labels than its name has", s.TargetStrip)
+		return nil, fmt.Errorf("its targetstrip %d strips more labels than its name has", s.TargetStrip)
 	}
 	s.TTL = ttl(s)
 	rrs, err := serviceRecords(s, owner)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	return owner, rrs, nil
+	src := &Source{Key: key, Owner: owner, RRs: rrs}
+	if v.Mark != nil {
+		src.Mark, _ = view.ParseMark(*v.Mark)
+	}
+	return src, nil
 }
 
 // serviceRecords returns the records the SkyDNS value s makes at owner, each

@@ -1,7 +1,11 @@
 package zone
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/coredns/coredns/plugin/etcd/msg"
+	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 )
@@ -51,6 +55,23 @@ func TestEncode(t *testing.T) {
 		value, ok := Encode(mustRR(t, rr))
 		if got := string(value); ok != (want != "") || got != want {
 			t.Errorf("%s: %q, %v; want %q", rr, got, ok, want)
+		}
+	}
+}
+
+// TestDecodeMark checks that a value's mark field, view.MarkField, makes
+// its source's mark, a value neither "true" nor "false" withholding it.
+func TestDecodeMark(t *testing.T) {
+	for mark, want := range map[string]view.Mark{
+		``:              view.Unmarked,
+		`,"%s":"true"`:  view.Exposed,
+		`,"%s":"false"`: view.Withheld,
+		`,"%s":"yes"`:   view.Withheld,
+	} {
+		value := `{"host":"192.0.2.1","targetstrip":1` + strings.ReplaceAll(mark, "%s", view.MarkField) + `}`
+		src, err := Decode("/skydns/com/example/app/1a2b3c4d", []byte(value), func(*msg.Service) uint32 { return 300 })
+		if err != nil || src.Mark != want || src.Owner != "app.example.com." {
+			t.Errorf("%s: %+v %v, want mark %d", value, src, err, want)
 		}
 	}
 }

@@ -118,7 +118,8 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view
 }
 
 // elems returns the nodes of owners' records as st shows them (as they are
-// when st is nil), in canonical order; an owner without records has none.
+// when st is nil; none of an owner whose mark st does not show), in
+// canonical order; an owner without records has none.
 // It also returns, by owner name, the records as the index has them of each
 // owner whose records st shows otherwise, ordered by type.
 // The apex's node has a copy of the SOA record, never served (the lookup
@@ -131,7 +132,10 @@ func (z *Zone) elems(idx *Index, owners []string, st *view.State) (out []*tree.E
 	for _, owner := range owners {
 		rrs := idx.records(owner)
 		if st != nil && len(rrs) > 0 {
-			shown := st.Show(rrs)
+			var shown []dns.RR
+			if st.Shows(owner, idx.mark(owner)) {
+				shown = st.Show(rrs)
+			}
 			if !sameSlice(shown, rrs) {
 				if judged == nil {
 					judged = map[string][]dns.RR{}

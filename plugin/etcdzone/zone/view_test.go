@@ -2,6 +2,7 @@ package zone
 
 import (
 	"net"
+	"slices"
 	"testing"
 
 	"github.com/globaladdr/globaladdr/plugin/view"
@@ -130,5 +131,44 @@ func TestJudged(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { v.Judged("app.example.com.", dns.TypeA) }); n != 0 {
 		t.Errorf("Judged allocates %v times", n)
+	}
+}
+
+// TestViewMarks builds a zone from keys marked by the webhook intake: a
+// name with a record marked withheld is out of the view whatever its other
+// records; with only marked names shown (expose marked), a name is in when
+// all its records are marked exposed, and the Corefile's records count as
+// exposed. The internal view (no state) shows every name.
+func TestViewMarks(t *testing.T) {
+	idx := NewIndex(map[string][]dns.RR{"glue": {mustRR(t, "ns1.example.com. 300 IN A 192.0.2.53")}})
+	put := func(key, text string, m view.Mark) {
+		rr := mustRR(t, text)
+		idx.Put(nil, &Source{Key: key, Owner: rr.Header().Name, RRs: []dns.RR{rr}, Mark: m}, nil)
+	}
+	put("/1", "grafana.example.com. 300 IN A 192.0.2.1", view.Withheld)
+	put("/2", "grafana.example.com. 300 IN AAAA 2001:db8::1", view.Unmarked)
+	put("/3", "www.example.com. 300 IN A 192.0.2.2", view.Exposed)
+	put("/4", "plain.example.com. 300 IN A 192.0.2.3", view.Unmarked)
+	put("/5", "mixed.example.com. 300 IN A 192.0.2.4", view.Exposed)
+	put("/6", "mixed.example.com. 300 IN AAAA 2001:db8::4", view.Unmarked)
+
+	onlyMarked := externalView()
+	onlyMarked.Exposes = func(_ string, m view.Mark) bool { return m == view.Exposed }
+	for _, c := range []struct {
+		name  string
+		st    *view.State
+		shown []string
+	}{
+		{"no view", nil, []string{"grafana", "www", "plain", "mixed", "ns1"}},
+		{"default", externalView(), []string{"www", "plain", "mixed", "ns1"}},
+		{"expose marked", onlyMarked, []string{"www", "ns1"}},
+	} {
+		v := build(idx, c.st)
+		for _, host := range []string{"grafana", "www", "plain", "mixed", "ns1"} {
+			m := ask(v, host+".example.com.", dns.TypeA)
+			if shown := len(m.Answer) > 0; shown != slices.Contains(c.shown, host) {
+				t.Errorf("%s: %s shown %v", c.name, host, shown)
+			}
+		}
 	}
 }

@@ -1,0 +1,256 @@
+package records
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/globaladdr/globaladdr/internal/etcdtest"
+	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+func newStore(t *testing.T) (*Store, *clientv3.Client) {
+	t.Helper()
+	cli := etcdtest.StartT(t).Client()
+	return &Store{KV: cli, Prefix: "/skydns/", Zones: []string{"example.com", "168.192.in-addr.arpa"}, MaxOps: 128}, cli
+}
+
+// tree returns the values below /skydns/ by key.
+func tree(t *testing.T, cli *clientv3.Client) map[string]string {
+	t.Helper()
+	resp, err := cli.Get(context.Background(), "/skydns/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, kv := range resp.Kvs {
+		out[string(kv.Key)] = string(kv.Value)
+	}
+	return out
+}
+
+// shape returns the tree with each random label replaced by *, sorted.
+func shape(tr map[string]string) []string {
+	var out []string
+	for k, v := range tr {
+		parts := strings.Split(k, "/")
+		if last := parts[len(parts)-1]; len(last) == 8 && strings.Contains(v, `"targetstrip":1`) {
+			parts[len(parts)-1] = "*"
+		}
+		out = append(out, strings.Join(parts, "/")+" "+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func apply(t *testing.T, s *Store, ch *wire.Changes) Result {
+	t.Helper()
+	res, err := s.Apply(context.Background(), ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func records(t *testing.T, s *Store) string {
+	t.Helper()
+	eps, err := s.Records(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(eps)
+	return string(b)
+}
+
+const owner = `"heritage=external-dns,external-dns/owner=default,external-dns/resource=ingress/default/app"`
+
+func mark(v string) []wire.Property {
+	return []wire.Property{{Name: view.MarkProperty, Value: v}}
+}
+
+// TestApplyWritesAsTheCorednsProvider checks the keys of each record type
+// and their round trip through Records, and that applying the same change
+// set again writes nothing.
+func TestApplyWritesAsTheCorednsProvider(t *testing.T) {
+	s, cli := newStore(t)
+	ch := &wire.Changes{Create: []*wire.Endpoint{
+		{DNSName: "app.example.com", RecordType: "A", Targets: []string{"192.168.0.51", "192.168.0.52"}, RecordTTL: 300, ProviderSpecific: mark("false")},
+		{DNSName: "app.example.com", RecordType: "AAAA", Targets: []string{"fd00::51"}},
+		{DNSName: "a-app.example.com", RecordType: "TXT", Targets: []string{owner}, ProviderSpecific: mark("false")},
+		{DNSName: "www.example.com", RecordType: "CNAME", Targets: []string{"app.example.com"}},
+		{DNSName: "51.0.168.192.in-addr.arpa", RecordType: "PTR", Targets: []string{"app.example.com"}},
+		{DNSName: "51.0.168.192.in-addr.arpa", RecordType: "TXT", Targets: []string{owner}},
+	}}
+	res := apply(t, s, ch)
+	if res.Puts != 6 || res.Deletes != 0 || len(res.Refused) != 0 {
+		t.Fatalf("first apply: %+v", res)
+	}
+	want := []string{
+		`/skydns/arpa/in-addr/192/168/0/51 {"host":"app.example.com","text":` + jsonString(owner) + `}`,
+		`/skydns/com/example/a-app/* {"text":` + jsonString(owner) + `,"targetstrip":1,"globaladdr-external":"false"}`,
+		`/skydns/com/example/app/* {"host":"192.168.0.51","ttl":300,"targetstrip":1,"globaladdr-external":"false"}`,
+		`/skydns/com/example/app/* {"host":"192.168.0.52","ttl":300,"targetstrip":1,"globaladdr-external":"false"}`,
+		`/skydns/com/example/app/* {"host":"fd00::51","targetstrip":1}`,
+		`/skydns/com/example/www/* {"host":"app.example.com","targetstrip":1}`,
+	}
+	if got := shape(tree(t, cli)); !slices.Equal(got, want) {
+		t.Fatalf("tree:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	got := records(t, s)
+	wantRecords := `[{"dnsName":"51.0.168.192.in-addr.arpa","targets":["app.example.com"],"recordType":"PTR"},` +
+		`{"dnsName":"51.0.168.192.in-addr.arpa","targets":[` + jsonString(owner) + `],"recordType":"TXT"},` +
+		`{"dnsName":"a-app.example.com","targets":[` + jsonString(owner) + `],"recordType":"TXT","providerSpecific":[{"name":"webhook/globaladdr-external","value":"false"}]},` +
+		`{"dnsName":"app.example.com","targets":["192.168.0.51","192.168.0.52"],"recordType":"A","recordTTL":300,"providerSpecific":[{"name":"webhook/globaladdr-external","value":"false"}]},` +
+		`{"dnsName":"app.example.com","targets":["fd00::51"],"recordType":"AAAA"},` +
+		`{"dnsName":"www.example.com","targets":["app.example.com"],"recordType":"CNAME"}]`
+	if got != wantRecords {
+		t.Errorf("records:\n%s\nwant:\n%s", got, wantRecords)
+	}
+	if res := apply(t, s, ch); res.Puts+res.Deletes != 0 {
+		t.Errorf("the same change set again wrote %+v", res)
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestApplyUpdatesInPlace checks that an update keeps the keys of the
+// targets that stay, rewrites them for a new TTL or mark, and touches no
+// other name, not even one below the name changed.
+func TestApplyUpdatesInPlace(t *testing.T) {
+	s, cli := newStore(t)
+	old := &wire.Endpoint{DNSName: "app.example.com", RecordType: "A", Targets: []string{"192.168.0.51", "192.168.0.52"}}
+	below := &wire.Endpoint{DNSName: "x.app.example.com", RecordType: "A", Targets: []string{"192.168.0.60"}}
+	apply(t, s, &wire.Changes{Create: []*wire.Endpoint{old, below}})
+	before := tree(t, cli)
+
+	next := &wire.Endpoint{DNSName: "app.example.com", RecordType: "A", Targets: []string{"192.168.0.52", "192.168.0.53"}, RecordTTL: 60, ProviderSpecific: mark("true")}
+	res := apply(t, s, &wire.Changes{UpdateOld: []*wire.Endpoint{old}, UpdateNew: []*wire.Endpoint{next}})
+	if res.Puts != 2 || res.Deletes != 1 {
+		t.Errorf("update: %+v, want 2 puts (.52 rewritten, .53 new) and 1 delete (.51)", res)
+	}
+	after := tree(t, cli)
+	for k, v := range before {
+		switch {
+		case strings.Contains(v, "192.168.0.52"):
+			if !strings.Contains(after[k], `"ttl":60`) || !strings.Contains(after[k], `"globaladdr-external":"true"`) {
+				t.Errorf("%s kept its key but not the new TTL and mark: %s", k, after[k])
+			}
+		case strings.Contains(v, "192.168.0.51"):
+			if _, ok := after[k]; ok {
+				t.Errorf("%s (.51) is still there", k)
+			}
+		default:
+			if after[k] != v {
+				t.Errorf("%s changed: %s, was %s", k, after[k], v)
+			}
+		}
+	}
+	res = apply(t, s, &wire.Changes{Delete: []*wire.Endpoint{next}})
+	if res.Deletes != 2 || res.Puts != 0 {
+		t.Errorf("delete: %+v", res)
+	}
+	if got := slices.Collect(maps.Values(tree(t, cli))); len(got) != 1 || !strings.Contains(got[0], "192.168.0.60") {
+		t.Errorf("after the delete the tree holds %v, want x.app's record alone", got)
+	}
+}
+
+// TestApplyLegacyValue checks a value with the ownership text beside the
+// host, as external-dns's releases before v0.18 wrote it: Records gives both
+// records, and deleting the text keeps the host in the same key.
+func TestApplyLegacyValue(t *testing.T) {
+	s, cli := newStore(t)
+	key := "/skydns/com/example/app/1a2b3c4d"
+	if _, err := cli.Put(context.Background(), key, `{"host":"192.168.0.51","text":`+jsonString(owner)+`,"targetstrip":1,"group":"g"}`); err != nil {
+		t.Fatal(err)
+	}
+	got := records(t, s)
+	if !strings.Contains(got, `"recordType":"A"`) || !strings.Contains(got, `"recordType":"TXT"`) {
+		t.Fatalf("records: %s", got)
+	}
+	apply(t, s, &wire.Changes{Delete: []*wire.Endpoint{{DNSName: "app.example.com", RecordType: "TXT", Targets: []string{owner}}}})
+	if v := tree(t, cli)[key]; v != `{"host":"192.168.0.51","targetstrip":1,"group":"g"}` {
+		t.Errorf("after deleting the text: %s", v)
+	}
+}
+
+// TestApplyBatches checks that a change set larger than one transaction
+// may hold is written whole.
+func TestApplyBatches(t *testing.T) {
+	s, cli := newStore(t)
+	s.MaxOps = 4
+	var eps []*wire.Endpoint
+	for i := range 10 {
+		eps = append(eps, &wire.Endpoint{DNSName: fmt.Sprintf("h%d.example.com", i), RecordType: "A", Targets: []string{"192.168.0.1", "192.168.0.2", "192.168.0.3"}})
+	}
+	eps = append(eps, &wire.Endpoint{DNSName: "many.example.com", RecordType: "A", Targets: []string{"192.168.1.1", "192.168.1.2", "192.168.1.3", "192.168.1.4", "192.168.1.5", "192.168.1.6"}})
+	res := apply(t, s, &wire.Changes{Create: eps})
+	if res.Puts != 36 || len(tree(t, cli)) != 36 {
+		t.Errorf("%+v, %d keys; want 36", res, len(tree(t, cli)))
+	}
+}
+
+// raceKV changes a key of a name between Apply's read and its write, the
+// first time.
+type raceKV struct {
+	clientv3.KV
+	once bool
+}
+
+func (r *raceKV) Txn(ctx context.Context) clientv3.Txn {
+	if !r.once {
+		r.once = true
+		r.KV.Put(ctx, "/skydns/com/example/app/99999999", `{"host":"192.168.0.99","targetstrip":1}`)
+	}
+	return r.KV.Txn(ctx)
+}
+
+// TestApplyRereadsAfterAConflict checks that a change set that meets a key
+// written since its read is computed again from the tree as it is.
+func TestApplyRereadsAfterAConflict(t *testing.T) {
+	s, cli := newStore(t)
+	s.KV = &raceKV{KV: cli}
+	apply(t, s, &wire.Changes{Create: []*wire.Endpoint{{DNSName: "app.example.com", RecordType: "A", Targets: []string{"192.168.0.51"}}}})
+	got := records(t, s)
+	if !strings.Contains(got, `"targets":["192.168.0.51","192.168.0.99"]`) {
+		t.Errorf("records: %s", got)
+	}
+}
+
+// TestCheckRefuses checks what the SkyDNS format can't hold.
+func TestCheckRefuses(t *testing.T) {
+	s := &Store{Prefix: "/skydns/", Zones: []string{"example.com"}}
+	for _, ep := range []*wire.Endpoint{
+		{DNSName: "app.example.org", RecordType: "A", Targets: []string{"192.0.2.1"}},
+		{DNSName: "app.example.com", RecordType: "MX", Targets: []string{"10 mail.example.com"}},
+		{DNSName: "app.example.com", RecordType: "A", Targets: []string{"fd00::1"}},
+		{DNSName: "app.example.com", RecordType: "AAAA", Targets: []string{"192.0.2.1"}},
+		{DNSName: "app.example.com", RecordType: "CNAME", Targets: []string{"a.example.com", "b.example.com"}},
+		{DNSName: "app.example.com", RecordType: "CNAME", Targets: []string{"192.0.2.1"}},
+		{DNSName: "app.example.com", RecordType: "A", Targets: []string{"192.0.2.1"}, SetIdentifier: "eu"},
+		{DNSName: "app.example.com", RecordType: "A"},
+		{DNSName: "a/b.example.com", RecordType: "A", Targets: []string{"192.0.2.1"}},
+		{DNSName: "app.example.com", RecordType: "PTR", Targets: []string{"x.example.com"}},
+	} {
+		if err := s.Check(ep); err == nil {
+			t.Errorf("%+v passed", ep)
+		}
+	}
+	kept, refused := s.Adjust([]*wire.Endpoint{
+		{DNSName: "app.example.com", RecordType: "A", Targets: []string{"192.0.2.1"}, ProviderSpecific: []wire.Property{{Name: "webhook/other", Value: "x"}, {Name: view.MarkProperty, Value: "true"}}},
+		{DNSName: "*.example.com", RecordType: "TXT", Targets: []string{"v=spf1 -all"}},
+		{DNSName: "app.example.com", RecordType: "SRV", Targets: []string{"0 0 80 app.example.com"}},
+	})
+	if len(kept) != 2 || len(refused) != 1 || !slices.Equal(kept[0].ProviderSpecific, mark("true")) {
+		t.Errorf("adjust kept %+v, refused %+v", kept, refused)
+	}
+}

@@ -1,0 +1,149 @@
+package webhook
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/plugin"
+	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+)
+
+const pluginName = "webhook"
+
+var log = clog.NewWithPlugin(pluginName)
+
+// defaultAddr is where the API listens without ADDRESS: the port webhook
+// providers of external-dns listen on, on loopback.
+const defaultAddr = "127.0.0.1:8888"
+
+// defaultPath is the etcd plugin's default path, and external-dns's
+// --coredns-prefix.
+const defaultPath = "/skydns"
+
+// defaultMaxOps is etcd's default --max-txn-ops.
+const defaultMaxOps = 128
+
+func init() { plugin.Register(pluginName, setup) }
+
+// setup reads the webhook directive. The plugin answers no DNS question: it
+// runs its HTTP listeners beside the server block, as health does.
+func setup(c *caddy.Controller) error {
+	w, err := parse(c)
+	if err != nil {
+		return plugin.Error(pluginName, err)
+	}
+	for _, z := range plugin.OriginsFromArgsOrServerBlock(nil, c.ServerBlockKeys) {
+		if z = strings.TrimSuffix(strings.ToLower(z), "."); z != "" {
+			w.store.Zones = append(w.store.Zones, z)
+		}
+	}
+	etcdclient.GuardEtcdSetup(log)
+	c.OnStartup(w.start)
+	c.OnRestart(w.stop)
+	c.OnRestartFailed(w.start)
+	c.OnFinalShutdown(w.stop)
+	return nil
+}
+
+// parse reads
+//
+//	webhook [ADDRESS] {
+//	    path PATH
+//	    endpoint URL...
+//	    tls [CERT KEY] CACERT
+//	    credentials USER PASSWORD
+//	    plaintext_credentials
+//	    health ADDRESS
+//	    max_txn_ops N
+//	    allow_remote
+//	}
+func parse(c *caddy.Controller) (*Webhook, error) {
+	w := &Webhook{addr: defaultAddr}
+	w.store.Prefix = defaultPath + "/"
+	w.store.MaxOps = defaultMaxOps
+	remote := false
+	for i := 0; c.Next(); i++ {
+		if i > 0 {
+			return nil, c.Errf("%s is given twice in this server block", pluginName)
+		}
+		args := c.RemainingArgs()
+		switch len(args) {
+		case 0:
+		case 1:
+			w.addr = args[0]
+		default:
+			return nil, c.Errf("%s takes one ADDRESS, not %q", pluginName, strings.Join(args, " "))
+		}
+		if _, _, err := net.SplitHostPort(w.addr); err != nil {
+			return nil, c.Errf("ADDRESS %q is not host:port: %v", w.addr, err)
+		}
+		for c.NextBlock() {
+			property, args := c.Val(), c.RemainingArgs()
+			var err error
+			switch property {
+			case "path":
+				if len(args) != 1 || !strings.HasPrefix(args[0], "/") {
+					return nil, c.Errf("path needs one etcd path, starting with /")
+				}
+				w.store.Prefix = strings.TrimSuffix(args[0], "/") + "/"
+			case "health":
+				if len(args) != 1 {
+					return nil, c.Errf("health needs one ADDRESS")
+				}
+				if _, _, err := net.SplitHostPort(args[0]); err != nil {
+					return nil, c.Errf("health ADDRESS %q is not host:port: %v", args[0], err)
+				}
+				w.healthAddr = args[0]
+			case "max_txn_ops":
+				if len(args) != 1 {
+					return nil, c.Errf("max_txn_ops needs one number")
+				}
+				if w.store.MaxOps, err = parseCount(args[0]); err != nil {
+					return nil, c.Errf("max_txn_ops %q: %v", args[0], err)
+				}
+			case "allow_remote":
+				if len(args) != 0 {
+					return nil, c.Errf("allow_remote takes no argument")
+				}
+				remote = true
+			default:
+				err = w.conn.Parse(c, property, args)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := w.conn.Check(); err != nil {
+		return nil, c.Errf("%v", err)
+	}
+	if !remote && !loopback(w.addr) {
+		return nil, c.Errf("ADDRESS %s is not a loopback address: the webhook API has no authentication, and anyone who reaches it can rewrite every record of the zones; give allow_remote to listen there anyway", w.addr)
+	}
+	return w, nil
+}
+
+// loopback reports whether addr, host:port, listens on loopback alone
+// (localhost included).
+func loopback(addr string) bool {
+	host, _, _ := net.SplitHostPort(addr)
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// parseCount reads a positive number.
+func parseCount(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err == nil && n < 1 {
+		err = errors.New("not a positive number")
+	}
+	return n, err
+}
