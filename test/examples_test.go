@@ -50,6 +50,7 @@ var examplePorts = strings.NewReplacer(
 	"{$HEALTH_PORT}", "{httpport:health}",
 	"{$READY_PORT}", "{httpport:ready}",
 	"{$METRICS_PORT}", "{httpport:metrics}",
+	"{$WEBHOOK_PORT}", "{httpport:webhook}",
 )
 
 // envPlaceholder is an environment placeholder of a Corefile.
@@ -134,6 +135,9 @@ func TestCorefileExamples(t *testing.T) {
 		// It needs a router and an interface: TestUplinkExample runs it in
 		// a lab of network namespaces.
 		{"uplink.Corefile", nil},
+		// It answers no DNS: TestWebhookExample sends it external-dns's
+		// changes.
+		{"webhook.Corefile", nil},
 	}
 	files, err := filepath.Glob(filepath.Join(examplesDir, "*.Corefile"))
 	if err != nil || len(files) != len(examples) {
