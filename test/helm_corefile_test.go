@@ -42,7 +42,7 @@ var chartCases = []chartCase{
 		values: "etcd-tls-values.yaml", example: "external.Corefile",
 		added: []string{
 			"exempt-clients 198.51.100.0/24", "nxdomains-per-second 5", "slip 2",
-			"ttl 300", "internal 10.0.0.0/8 192.168.0.0/16 fd00::/8",
+			"ttl 300", "internal 10.0.0.0/8 192.168.0.0/16 fd00::/8", "expose unmarked",
 			"refresh 1h", "rname admin.example.com", "glue ns1.example.com 203.0.113.10 2001:db8::10",
 			"tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt",
 		},

@@ -169,6 +169,7 @@ NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
 {{- range .map }}{{ $props = append $props (printf "map %s %s" .from .to) }}{{ end -}}
 {{- range .mapFrom }}{{ $props = append $props (printf "map %s from %s" .from (ternary (printf "interface %s" .interface) (printf "etcd %s" .etcdKey) (not (empty .interface)))) }}{{ end -}}
 {{- with .hide }}{{ $props = append $props (printf "hide %s" (join " " .)) }}{{ end -}}
+{{- with .expose }}{{ $props = append $props (printf "expose %s" .) }}{{ end -}}
 {{ printf "    globaladdr %s" (join " " (compact (default (list) .addresses))) | trimSuffix " " }}
 {{- if $props }} {
 {{- range $props }}
