@@ -98,12 +98,17 @@ func checkProbes(t *testing.T, srv *coreDNS, c corev1.Container) {
 	checkHTTP(t, "http://"+srv.Addr("metrics")+"/metrics", "coredns_dns_requests_total")
 }
 
-// checkCoreDNSPod checks the CoreDNS Deployment's pod: the image, non-root
-// with nothing but NET_BIND_SERVICE and a read-only root, -conf naming the
-// mounted Corefile.
+// checkCoreDNSPod checks the CoreDNS Deployment's pod and its container
+// (checkCoreDNSContainer).
 func checkCoreDNSPod(t *testing.T, d *appsv1.Deployment) {
-	pod := d.Spec.Template.Spec
-	c := pod.Containers[0]
+	checkCoreDNSContainer(t, d.Spec.Template.Spec, d.Spec.Template.Spec.Containers[0])
+}
+
+// checkCoreDNSContainer checks container c of pod: the image, non-root with
+// nothing but NET_BIND_SERVICE and a read-only root, HTTP probes, -conf
+// naming the mounted Corefile.
+func checkCoreDNSContainer(t *testing.T, pod corev1.PodSpec, c corev1.Container) {
+	t.Helper()
 	if !strings.Contains(c.Image, "/coredns-globaladdr:") {
 		t.Errorf("image %q is not coredns-globaladdr's", c.Image)
 	}
@@ -130,7 +135,13 @@ func checkCoreDNSPod(t *testing.T, d *appsv1.Deployment) {
 // a key of a ConfigMap mounted from a volume.
 func (m manifests) corefile(t *testing.T, d *appsv1.Deployment) string {
 	c := d.Spec.Template.Spec.Containers[0]
-	conf := c.Args[len(c.Args)-1]
+	return m.mountedFile(t, d, c, c.Args[len(c.Args)-1])
+}
+
+// mountedFile returns the content of the file at file in container c of
+// d's pod: a key of one of m's ConfigMaps, mounted from a volume.
+func (m manifests) mountedFile(t *testing.T, d *appsv1.Deployment, c corev1.Container, file string) string {
+	t.Helper()
 	for _, mount := range c.VolumeMounts {
 		for _, v := range d.Spec.Template.Spec.Volumes {
 			if v.Name != mount.Name || v.ConfigMap == nil {
@@ -138,13 +149,13 @@ func (m manifests) corefile(t *testing.T, d *appsv1.Deployment) string {
 			}
 			cm := m.configMap(t, v.ConfigMap.Name)
 			for _, item := range v.ConfigMap.Items {
-				if path.Join(mount.MountPath, item.Path) == conf {
+				if path.Join(mount.MountPath, item.Path) == file {
 					return cm.Data[item.Key]
 				}
 			}
 		}
 	}
-	t.Fatalf("no ConfigMap is mounted at %s, the -conf of %s", conf, d.Name)
+	t.Fatalf("no ConfigMap is mounted at %s in %s's container %s", file, d.Name, c.Name)
 	return ""
 }
 
@@ -177,13 +188,20 @@ func checkService(t *testing.T, s *corev1.Service, d *appsv1.Deployment) {
 // Ingresses, the TXT registry with an owner, and the etcd at etcdURL.
 func checkExternalDNS(t *testing.T, d *appsv1.Deployment, etcdURL string) {
 	c := d.Spec.Template.Spec.Containers[0]
-	for _, arg := range []string{"--provider=coredns", "--source=ingress", "--registry=txt", "--txt-owner-id="} {
-		if !slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, arg) }) {
-			t.Errorf("external-dns lacks %s", arg)
-		}
-	}
+	checkArgs(t, c, "--provider=coredns", "--source=ingress", "--registry=txt", "--txt-owner-id=")
 	if got := containerEnv(c)["ETCD_URLS"]; got != etcdURL || got == "" {
 		t.Errorf("external-dns writes to ETCD_URLS %q, CoreDNS reads %q", got, etcdURL)
+	}
+}
+
+// checkArgs fails t unless the arguments of container c hold one beginning
+// with each of want.
+func checkArgs(t *testing.T, c corev1.Container, want ...string) {
+	t.Helper()
+	for _, arg := range want {
+		if !slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, arg) }) {
+			t.Errorf("container %s lacks %s in %q", c.Name, arg, c.Args)
+		}
 	}
 }
 
@@ -193,8 +211,13 @@ func checkExternalDNS(t *testing.T, d *appsv1.Deployment, etcdURL string) {
 // certificate test (acme_test.go) uses its settings.
 const certManagerManifest = "cert-manager.yaml"
 
+// externalDNSWebhookValues is the file of corefile-examples/kubernetes that
+// holds no manifest: values for external-dns's own chart, which runs our
+// image as its webhook sidecar (TestExternalDNSWebhookChart).
+const externalDNSWebhookValues = "external-dns-webhook-values.yaml"
+
 // manifestFiles returns the files of corefile-examples/kubernetes, but
-// certManagerManifest.
+// certManagerManifest and externalDNSWebhookValues.
 func manifestFiles(t *testing.T) []string {
 	t.Helper()
 	all, err := filepath.Glob(filepath.Join(examplesDir, "kubernetes", "*.yaml"))
@@ -203,7 +226,7 @@ func manifestFiles(t *testing.T) []string {
 	}
 	var files []string
 	for _, f := range all {
-		if filepath.Base(f) != certManagerManifest {
+		if name := filepath.Base(f); name != certManagerManifest && name != externalDNSWebhookValues {
 			files = append(files, f)
 		}
 	}

@@ -343,18 +343,22 @@ func startExample(t *testing.T, corefile string, env map[string]string) *coreDNS
 // that started last, whose zone may still be loading.
 func waitReady(t *testing.T, url string) {
 	t.Helper()
+	eventually(t, time.Minute, url, func() error { return getOK(url) })
+}
+
+// getOK returns nil when a GET of url answers 200 OK within 5 s, else why
+// not.
+func getOK(url string) error {
 	c := &http.Client{Timeout: 5 * time.Second}
-	eventually(t, time.Minute, url, func() error {
-		resp, err := c.Get(url)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return errors.New(resp.Status)
-		}
-		return nil
-	})
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return errors.New(resp.Status)
+	}
+	return nil
 }
 
 // checkHTTP fails t unless a GET of url answers 200 OK with a body that

@@ -34,17 +34,24 @@ func renderRelease(t *testing.T, valuesFiles ...string) *release {
 		serviceMonitors: map[string]*serviceMonitor{},
 		prometheusRules: map[string]*prometheusRule{},
 	}
-	for _, doc := range strings.Split(helmTemplate(t, valuesFiles...), "\n---\n") {
-		if strings.TrimSpace(strings.TrimPrefix(doc, "---")) == "" {
-			continue
-		}
-		doc += "\n" // the split took it
+	for _, doc := range helmDocs(helmTemplate(t, valuesFiles...)) {
 		if err := r.decode([]byte(doc)); err != nil {
 			t.Errorf("%v in:\n%s", err, doc)
 		}
 		r.docs = append(r.docs, doc)
 	}
 	return r
+}
+
+// helmDocs returns the manifests helm template rendered, one object each.
+func helmDocs(rendered string) []string {
+	var docs []string
+	for _, doc := range strings.Split(rendered, "\n---\n") {
+		if strings.TrimSpace(strings.TrimPrefix(doc, "---")) != "" {
+			docs = append(docs, doc+"\n") // the split took it
+		}
+	}
+	return docs
 }
 
 // decode decodes doc, one object, strictly into the type of its kind.

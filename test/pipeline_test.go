@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,7 +27,9 @@ const (
 // TestKubernetesPipeline runs the whole pipeline as a cluster runs it, with
 // the programs of `make kube-bins`: a real kube-apiserver on the test's
 // etcd, where first every manifest of corefile-examples/kubernetes (but
-// cert-manager's, whose kinds this API server lacks), and the chart rendered with each values file of its ci/ directory, passes strict
+// cert-manager's, whose kinds this API server lacks), the chart rendered
+// with each values file of its ci/ directory, and external-dns's own chart
+// rendered with the values for its webhook sidecar pass strict
 // server-side validation. Then two Ingresses (one for a wildcard
 // host) and a LoadBalancer Service are created and given their load
 // balancers' addresses (the Service a hostname) through the status
@@ -44,6 +47,12 @@ func TestKubernetesPipeline(t *testing.T) {
 	k.run(t, nil, "wait", "--for=create", "namespace/default", "--timeout=1m")
 	t.Run("manifests", func(t *testing.T) { checkServerDryRun(t, k, manifestFiles(t)...) })
 	t.Run("chart", func(t *testing.T) { checkServerDryRun(t, k, chartManifestFiles(t, t.TempDir())...) })
+	t.Run("external-dns chart", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), externalDNSWebhookValues)
+		chart, _ := externalDNSChart(t)
+		writeSecret(t, f, []byte(renderExternalDNS(t, chart)))
+		checkServerDryRun(t, k, f)
+	})
 
 	env, _ := exampleEnv(t, etcd)
 	setEnv(t, env)

@@ -31,23 +31,20 @@ func TestWebhookExample(t *testing.T) {
 	c := startExample(t, examplePorts.Replace(corefile), env)
 	api := "http://" + c.Addr("webhook")
 
-	status, body := webhookCall(t, "GET", api+"/", "")
-	if status != http.StatusOK || strings.TrimSpace(body) != `{"include":["`+exampleDomain+`"]}` {
-		t.Fatalf("GET /: %d %s", status, body)
-	}
+	checkNegotiation(t, api, exampleDomain)
 	changes := `{"create":[` +
 		`{"dnsName":"app.` + exampleDomain + `","targets":["` + exampleInternal + `"],"recordType":"A","recordTTL":303},` +
 		`{"dnsName":"grafana.` + exampleDomain + `","targets":["192.168.0.52"],"recordType":"A","recordTTL":303,"providerSpecific":[{"name":"webhook/globaladdr-external","value":"false"}]}]}`
-	if status, body := webhookCall(t, "POST", api+"/records", changes); status != http.StatusNoContent {
-		t.Fatalf("POST /records: %d %s", status, body)
+	if resp, body := webhookCall(t, "POST", api+"/records", changes); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("POST /records: %d %s", resp.StatusCode, body)
 	}
-	status, body = webhookCall(t, "GET", api+"/records", "")
-	if status != http.StatusOK || !strings.Contains(body, `"providerSpecific":[{"name":"webhook/globaladdr-external","value":"false"}]`) {
-		t.Fatalf("GET /records: %d %s", status, body)
+	resp, body := webhookCall(t, "GET", api+"/records", "")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"providerSpecific":[{"name":"webhook/globaladdr-external","value":"false"}]`) {
+		t.Fatalf("GET /records: %d %s", resp.StatusCode, body)
 	}
-	resp, err := etcd.Client().Get(context.Background(), "/skydns/com/example/grafana/", clientv3.WithPrefix())
-	if err != nil || len(resp.Kvs) != 1 || !strings.Contains(string(resp.Kvs[0].Value), `"globaladdr-external":"false"`) {
-		t.Fatalf("etcd holds %v, %v", resp, err)
+	stored, err := etcd.Client().Get(context.Background(), "/skydns/com/example/grafana/", clientv3.WithPrefix())
+	if err != nil || len(stored.Kvs) != 1 || !strings.Contains(string(stored.Kvs[0].Value), `"globaladdr-external":"false"`) {
+		t.Fatalf("etcd holds %v, %v", stored, err)
 	}
 	checkHTTP(t, "http://"+c.Addr("health")+"/healthz", "ok")
 
@@ -65,9 +62,22 @@ func TestWebhookExample(t *testing.T) {
 	}
 }
 
+// checkNegotiation asks the webhook API at api what external-dns asks first:
+// GET / answers 200 with external-dns's media type exactly (its client
+// refuses any other Content-Type), and the zone domain as the domains the
+// API manages.
+func checkNegotiation(t *testing.T, api, domain string) {
+	t.Helper()
+	resp, body := webhookCall(t, "GET", api+"/", "")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != webhookMedia ||
+		strings.TrimSpace(body) != `{"include":["`+domain+`"]}` {
+		t.Fatalf("GET /: %d, Content-Type %q, %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+}
+
 // webhookCall sends external-dns's webhook request method url with body, as
-// its client does, and returns the status and body of the answer.
-func webhookCall(t *testing.T, method, url, body string) (int, string) {
+// its client does, and returns the answer and its body.
+func webhookCall(t *testing.T, method, url, body string) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -83,5 +93,5 @@ func webhookCall(t *testing.T, method, url, body string) (int, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp, string(b)
 }
