@@ -106,8 +106,9 @@ test: build lint kube-bins helm acme-bins etcd-bins $(call platform_bins,$(TEST_
 	exit $$status
 
 # externaldns checks internal/externaldns, which the tests and the demo write
-# records with, against external-dns's own coredns provider and TXT registry:
-# each directory of test/externaldns/ is a module of its own pinning one
+# records with, against external-dns's own coredns provider and TXT registry,
+# and the webhook plugin against its webhook provider and TXT registry: each
+# directory of test/externaldns/ is a module of its own pinning one
 # release, so that the main module does not depend on external-dns. A module
 # that cannot be fetched through the module proxy skips that release, and
 # fails under CI=true.

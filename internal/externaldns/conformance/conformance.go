@@ -1,8 +1,10 @@
 // Package conformance checks package externaldns, our imitation of
 // external-dns, against a release of external-dns's own coredns provider and
-// TXT registry. It names no release itself: the modules in test/externaldns/
-// each pin one and hand it to Run, as modules of their own, so that the main
-// module does not take on external-dns's dependencies.
+// TXT registry, and so the webhook plugin, run behind the release's webhook
+// provider, against both. It names no release itself: the modules in
+// test/externaldns/ each pin one and hand it to Run, as modules of their
+// own, so that the main module does not take on external-dns's
+// dependencies.
 package conformance
 
 import (
@@ -33,7 +35,16 @@ type Release struct {
 	// KeepsOwnership tells whether it leaves the ownership records of
 	// the records it deletes (externaldns.DeleteKeepingOwnership).
 	KeepsOwnership bool
-	// Connect connects its coredns provider, with the TXT registry of owner
+	// TextsApart tells whether its provider stores each TXT record's text
+	// under a key of its own, never beside a host, as the webhook plugin
+	// does (plugin/webhook/records): the coredns provider puts a Legacy
+	// ownership text into the value of one of the name's hosts, which the
+	// etcd plugin then serves, when that host is a name, as a TXT record
+	// alone. Run then compares the trees with each text beside a host
+	// taken for a key of its own, the only place the two differ.
+	TextsApart bool
+	// Connect connects its coredns provider (or its webhook provider, to a
+	// webhook plugin), with the TXT registry of owner
 	// externaldns.DefaultOwner on top, to the etcd at endpoint (records
 	// under externaldns.DefaultPrefix), for the rest of the test.
 	Connect func(t *testing.T, endpoint string) Sync
@@ -60,7 +71,7 @@ func Run(t *testing.T, r Release) {
 				t.Fatalf("external-dns: %v", err)
 			}
 			imitate(t, imitation, r, before, s.records)
-			compareTrees(t, upstream, imitation)
+			compareTrees(t, r, upstream, imitation)
 			views.check(t, r, before, s.records)
 		}) {
 			return

@@ -52,6 +52,12 @@ func steps(r Release) []step {
 	return []step{{"create", created}, {"update", updated}, {"delete", deleted}}
 }
 
+// Created returns the records of Run's first step: records of every type r
+// writes, for a test that needs a tree as external-dns writes it.
+func Created(r Release) []externaldns.Record {
+	return steps(r)[0].records
+}
+
 // byName groups records by name.
 func byName(records []externaldns.Record) map[string][]externaldns.Record {
 	m := map[string][]externaldns.Record{}

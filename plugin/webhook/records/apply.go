@@ -79,10 +79,20 @@ func (s *Store) Apply(ctx context.Context, ch *wire.Changes) (Result, error) {
 }
 
 // change is what a change set does to one name: the types whose record
-// sets it removes, and the records it then adds.
+// sets it removes, the ownership texts it removes (each a record set of its
+// own: isOwnership), and the records it then adds.
 type change struct {
-	removed map[string]bool
-	added   map[target]attrs
+	removed      map[string]bool
+	removedOwned map[string]bool
+	added        map[target]attrs
+}
+
+// removes reports whether c removes the record t of the name.
+func (c *change) removes(t target) bool {
+	if t.typ == "TXT" && isOwnership(t.data) {
+		return c.removedOwned[t.data]
+	}
+	return c.removed[t.typ]
 }
 
 // changes returns, by name, what ch does, with the endpoints it leaves out
@@ -93,7 +103,7 @@ func (s *Store) changes(ch *wire.Changes) (map[string]*change, []Refusal) {
 	at := func(name string) *change {
 		c := wants[name]
 		if c == nil {
-			c = &change{removed: map[string]bool{}, added: map[target]attrs{}}
+			c = &change{removed: map[string]bool{}, removedOwned: map[string]bool{}, added: map[target]attrs{}}
 			wants[name] = c
 		}
 		return c
@@ -106,7 +116,13 @@ func (s *Store) changes(ch *wire.Changes) (map[string]*change, []Refusal) {
 			}
 			c := at(ep.Name())
 			if i < 2 {
-				c.removed[ep.RecordType] = true
+				for _, data := range ep.Targets {
+					if ep.RecordType == "TXT" && isOwnership(data) {
+						c.removedOwned[data] = true
+					} else {
+						c.removed[ep.RecordType] = true
+					}
+				}
 				continue
 			}
 			a := attrs{ttl: uint32(ep.RecordTTL)}
@@ -125,11 +141,11 @@ func (s *Store) changes(ch *wire.Changes) (map[string]*change, []Refusal) {
 func (c *change) apply(slots []*slot) map[target]attrs {
 	out := map[target]attrs{}
 	for _, sl := range slots {
-		if sl.host != "" && !c.removed[sl.hostType] {
-			out[target{sl.hostType, sl.host}] = sl.attrs
+		if host := (target{sl.hostType, sl.host}); sl.host != "" && !c.removes(host) {
+			out[host] = sl.attrs
 		}
-		if sl.hasText && !c.removed["TXT"] {
-			out[target{"TXT", sl.text}] = sl.attrs
+		if text := (target{"TXT", sl.text}); sl.hasText && !c.removes(text) {
+			out[text] = sl.attrs
 		}
 	}
 	maps.Copy(out, c.added)

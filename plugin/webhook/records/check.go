@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/globaladdr/globaladdr/plugin/view"
@@ -13,15 +14,18 @@ import (
 	"github.com/miekg/dns"
 )
 
-// Check returns why the store can't hold ep, nil when it can: a SkyDNS
-// value holds one target of an A, AAAA, CNAME, TXT or (at a reverse name)
-// PTR record, with a TTL, and no routing policy.
+// Check returns why the store can't hold ep, nil when it can: a record of
+// its zones (or an ownership record of a zone's apex: apexOwnership), and a
+// SkyDNS value holds one target of an A, AAAA, CNAME, TXT or (at a reverse
+// name) PTR record, with a TTL, and no routing policy.
 func (s *Store) Check(ep *wire.Endpoint) error {
 	name := ep.Name()
 	switch {
 	case name == "" || strings.Contains(name, "/") || !validName(name):
 		return fmt.Errorf("%q is not a domain name the tree can hold", ep.DNSName)
-	case !s.holds(name):
+	case !s.holds(name) && (ep.RecordType != "TXT" || slices.ContainsFunc(ep.Targets, func(t string) bool {
+		return !s.apexOwnership(name, t)
+	})):
 		return fmt.Errorf("%s is outside %s", name, strings.Join(s.Zones, ", "))
 	case ep.SetIdentifier != "":
 		return errors.New("a set identifier (a routing policy) has no place in a SkyDNS value")

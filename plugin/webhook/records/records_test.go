@@ -183,6 +183,85 @@ func TestApplyLegacyValue(t *testing.T) {
 	}
 }
 
+// TestOwnershipTextApart checks a TXT record and its ownership record under
+// the same name, as external-dns's releases before v0.18 write them: Records
+// gives each its own endpoint (the TXT registry reads the labels from a TXT
+// endpoint's first target, and would take the record for one), and a change
+// of one leaves the other.
+func TestOwnershipTextApart(t *testing.T) {
+	s, cli := newStore(t)
+	text := &wire.Endpoint{DNSName: "note.example.com", RecordType: "TXT", Targets: []string{"hello"}}
+	owned := &wire.Endpoint{DNSName: "note.example.com", RecordType: "TXT", Targets: []string{owner}}
+	apply(t, s, &wire.Changes{Create: []*wire.Endpoint{text, owned}})
+	want := `[{"dnsName":"note.example.com","targets":[` + jsonString(owner) + `],"recordType":"TXT"},` +
+		`{"dnsName":"note.example.com","targets":["hello"],"recordType":"TXT"}]`
+	if got := records(t, s); got != want {
+		t.Fatalf("records:\n%s\nwant:\n%s", got, want)
+	}
+	again := &wire.Endpoint{DNSName: "note.example.com", RecordType: "TXT", Targets: []string{"hello again"}}
+	if res := apply(t, s, &wire.Changes{UpdateOld: []*wire.Endpoint{text}, UpdateNew: []*wire.Endpoint{again}}); res.Puts != 1 || res.Deletes != 1 {
+		t.Errorf("update of the record: %+v, want 1 put and 1 delete", res)
+	}
+	if res := apply(t, s, &wire.Changes{Delete: []*wire.Endpoint{owned}}); res.Puts != 0 || res.Deletes != 1 {
+		t.Errorf("delete of the ownership record: %+v, want 1 delete", res)
+	}
+	if got, want := shape(tree(t, cli)), []string{`/skydns/com/example/note/* {"text":"hello again","targetstrip":1}`}; !slices.Equal(got, want) {
+		t.Errorf("tree: %s, want %s", got, want)
+	}
+}
+
+// TestApexOwnership checks that the ownership record of a zone's apex,
+// which the TXT registry names outside the zone (a-example.com), is stored
+// and read back, as the coredns provider does, and nothing else outside the
+// zones is.
+func TestApexOwnership(t *testing.T) {
+	s, cli := newStore(t)
+	apex := &wire.Endpoint{DNSName: "example.com", RecordType: "A", Targets: []string{"192.168.0.50"}}
+	owned := &wire.Endpoint{DNSName: "a-example.com", RecordType: "TXT", Targets: []string{owner}}
+	if res := apply(t, s, &wire.Changes{Create: []*wire.Endpoint{apex, owned}}); res.Puts != 2 || len(res.Refused) != 0 {
+		t.Fatalf("apply: %+v", res)
+	}
+	if _, err := cli.Put(context.Background(), "/skydns/com/txt-example/1a2b3c4d", `{"text":"hello","targetstrip":1}`); err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"dnsName":"a-example.com","targets":[` + jsonString(owner) + `],"recordType":"TXT"},` +
+		`{"dnsName":"example.com","targets":["192.168.0.50"],"recordType":"A"}]`
+	if got := records(t, s); got != want {
+		t.Errorf("records:\n%s\nwant:\n%s", got, want)
+	}
+	for _, ep := range []*wire.Endpoint{
+		{DNSName: "a-example.com", RecordType: "A", Targets: []string{"192.168.0.50"}},
+		{DNSName: "a-example.com", RecordType: "TXT", Targets: []string{"hello"}},
+		{DNSName: "a-example.com", RecordType: "TXT", Targets: []string{owner, "hello"}},
+		{DNSName: "foo-example.com", RecordType: "TXT", Targets: []string{owner}},
+		{DNSName: "a-example.org", RecordType: "TXT", Targets: []string{owner}},
+		{DNSName: "a-x.example.org", RecordType: "TXT", Targets: []string{owner}},
+	} {
+		if err := s.Check(ep); err == nil || !strings.Contains(err.Error(), "outside") {
+			t.Errorf("%+v: %v, want outside the zones", ep, err)
+		}
+	}
+	if res := apply(t, s, &wire.Changes{Delete: []*wire.Endpoint{owned}}); res.Deletes != 1 {
+		t.Errorf("delete: %+v", res)
+	}
+}
+
+// TestIsOwnership checks which texts the TXT registry takes for its labels.
+func TestIsOwnership(t *testing.T) {
+	for text, want := range map[string]bool{
+		owner: true,
+		`heritage=external-dns,external-dns/owner=default`:   true,
+		`"external-dns/owner=default,heritage=external-dns"`: true,
+		`"heritage=external-dns-not"`:                        false,
+		`hello`:                                              false,
+		`v=spf1 -all`:                                        false,
+	} {
+		if got := isOwnership(text); got != want {
+			t.Errorf("isOwnership(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
 // TestApplyBatches checks that a change set larger than one transaction
 // may hold is written whole.
 func TestApplyBatches(t *testing.T) {

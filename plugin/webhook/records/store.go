@@ -15,6 +15,7 @@
 package records
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -26,7 +27,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Store holds the endpoints of Zones in etcd, below Prefix.
+// Store holds the endpoints of Zones in etcd, below Prefix, and the
+// ownership records of their apexes (apexOwnership).
 type Store struct {
 	KV clientv3.KV
 	// Prefix is the tree's path with its final slash, as the etcd
@@ -41,23 +43,30 @@ type Store struct {
 }
 
 // Records returns the endpoints the tree holds in the store's zones, one per
-// name and type, ordered by name and type, their targets sorted, each with
-// the TTL and the mark of its first key.
+// name and type, and one per ownership text (isOwnership), ordered by name,
+// type and first target, their targets sorted, each with the TTL and the
+// mark of its first key.
 func (s *Store) Records(ctx context.Context) ([]*wire.Endpoint, error) {
 	_, slots, err := s.read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	type set struct{ name, typ string }
+	// set is an endpoint's record set: owned is the text of an ownership
+	// record, "" for the others.
+	type set struct{ name, typ, owned string }
 	byset := map[set]*wire.Endpoint{}
 	add := func(sl *slot, typ, target string) {
-		ep := byset[set{sl.name, typ}]
+		k := set{name: sl.name, typ: typ}
+		if typ == "TXT" && isOwnership(target) {
+			k.owned = target
+		}
+		ep := byset[k]
 		if ep == nil {
 			ep = &wire.Endpoint{DNSName: sl.name, RecordType: typ, RecordTTL: int64(sl.ttl)}
 			if sl.mark != nil {
 				ep.ProviderSpecific = []wire.Property{{Name: view.MarkProperty, Value: *sl.mark}}
 			}
-			byset[set{sl.name, typ}] = ep
+			byset[k] = ep
 		}
 		if !slices.Contains(ep.Targets, target) {
 			ep.Targets = append(ep.Targets, target)
@@ -76,10 +85,7 @@ func (s *Store) Records(ctx context.Context) ([]*wire.Endpoint, error) {
 		slices.Sort(ep.Targets)
 	}
 	slices.SortFunc(eps, func(a, b *wire.Endpoint) int {
-		if c := strings.Compare(a.DNSName, b.DNSName); c != 0 {
-			return c
-		}
-		return strings.Compare(a.RecordType, b.RecordType)
+		return cmp.Or(strings.Compare(a.DNSName, b.DNSName), strings.Compare(a.RecordType, b.RecordType), strings.Compare(a.Targets[0], b.Targets[0]))
 	})
 	return eps, nil
 }
@@ -94,7 +100,7 @@ func (s *Store) read(ctx context.Context) (int64, []*slot, error) {
 	var slots []*slot
 	for _, kv := range resp.Kvs {
 		sl, ok := readSlot(string(kv.Key), kv.Value, kv.ModRevision, s.Prefix)
-		if ok && s.holds(sl.name) {
+		if ok && (s.holds(sl.name) || (sl.host == "" && s.apexOwnership(sl.name, sl.text))) {
 			slots = append(slots, sl)
 		}
 	}

@@ -1,0 +1,1 @@
+../latest/webhook_test.go

@@ -1,0 +1,1 @@
+../latest/wire_test.go
