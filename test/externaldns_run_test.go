@@ -11,35 +11,64 @@ import (
 // externalDNSOwner is the TXT registry's owner id external-dns runs with.
 const externalDNSOwner = "pipeline"
 
+// externalDNSProvider is the provider external-dns writes its records
+// through: its flags and its environment.
+type externalDNSProvider struct {
+	flags, env []string
+}
+
+// coreDNSProvider is external-dns's coredns provider, writing into the etcd
+// at etcdURL under prefix (its --coredns-prefix, /skydns/ by default).
+func coreDNSProvider(etcdURL, prefix string) externalDNSProvider {
+	return externalDNSProvider{
+		flags: []string{"--provider=coredns", "--coredns-prefix=" + prefix},
+		env:   []string{"ETCD_URLS=" + etcdURL},
+	}
+}
+
+// webhookProvider is external-dns's webhook provider, sending its changes to
+// the webhook API at url.
+func webhookProvider(url string) externalDNSProvider {
+	return externalDNSProvider{flags: []string{"--provider=webhook", "--webhook-provider-url=" + url}}
+}
+
 // runExternalDNS runs one synchronization of external-dns (from kubeBinDir,
-// with --once) as a cluster would run it with the coredns provider: it
-// reads the Ingresses and Services of the API server api, and writes their
-// records for exampleDomain with their ownership records into the etcd at
-// etcdURL, under /skydns. When it returns, etcd holds what the API server
-// held when it ran; t fails at once unless it succeeds.
-func runExternalDNS(t *testing.T, api *apiServer, etcdURL string) {
+// with --once) as a cluster would run it: it reads the Ingresses and
+// Services of the API server api (and what the flags extra add, such as
+// --source=crd), and writes their records for exampleDomain with their
+// ownership records through p. When it returns, the provider holds what the
+// API server held when it ran; t fails at once unless it succeeds.
+func runExternalDNS(t *testing.T, api *apiServer, p externalDNSProvider, extra ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	if out, err := tryExternalDNS(t, context.Background(), api, p, extra...); err != nil {
+		t.Fatalf("external-dns: %v\n%s", err, out)
+	}
+}
+
+// tryExternalDNS is runExternalDNS that returns external-dns's output and
+// its error, which ending ctx causes too (it kills external-dns).
+func tryExternalDNS(t *testing.T, ctx context.Context, api *apiServer, p externalDNSProvider, extra ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, kubeBin(t, "external-dns"),
+	args := append([]string{
 		"--once",
-		"--kubeconfig="+api.kubeconfig,
-		"--provider=coredns",
+		"--kubeconfig=" + api.kubeconfig,
 		"--source=ingress",
 		"--source=service",
 		// Since v0.22.0 it has no default: sync deletes what no resource
 		// asks for any more.
 		"--policy=sync",
 		"--registry=txt",
-		"--txt-owner-id="+externalDNSOwner,
-		"--domain-filter="+exampleDomain,
+		"--txt-owner-id=" + externalDNSOwner,
+		"--domain-filter=" + exampleDomain,
 		// Any free port, on loopback: its default is :7979 on every
 		// address, and it exits when that is taken.
 		"--metrics-address=127.0.0.1:0",
 		"--log-level=debug",
-	)
-	cmd.Env = append(os.Environ(), "ETCD_URLS="+etcdURL)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("external-dns: %v\n%s", err, out)
-	}
+	}, p.flags...)
+	cmd := exec.CommandContext(ctx, kubeBin(t, "external-dns"), append(args, extra...)...)
+	cmd.Env = append(os.Environ(), p.env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }

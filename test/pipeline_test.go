@@ -66,7 +66,7 @@ func TestKubernetesPipeline(t *testing.T) {
 	k.setStatus(t, "ingress/app", ingressStatus(exampleInternal))
 	k.setStatus(t, "ingress/apps", ingressStatus(wildcardInternal))
 	k.setStatus(t, "service/svc", serviceStatus(corev1.LoadBalancerIngress{Hostname: serviceHostname}))
-	runExternalDNS(t, api, etcd.Endpoint())
+	runExternalDNS(t, api, coreDNSProvider(etcd.Endpoint(), "/skydns/"))
 	checkStored(t, etcd, map[string][]string{
 		app:            {exampleInternal},
 		"a-" + app:     {ownershipText("ingress/default/app")},
@@ -86,7 +86,7 @@ func TestKubernetesPipeline(t *testing.T) {
 
 	k.run(t, nil, "delete", "ingress/app")
 	k.setStatus(t, "service/svc", serviceStatus(corev1.LoadBalancerIngress{IP: serviceInternal}))
-	runExternalDNS(t, api, etcd.Endpoint())
+	runExternalDNS(t, api, coreDNSProvider(etcd.Endpoint(), "/skydns/"))
 	checkStored(t, etcd, map[string][]string{
 		app:  nil,
 		apps: {wildcardInternal},
@@ -128,16 +128,18 @@ func loadBalancer(name, hostname string) *corev1.Service {
 	}
 }
 
-// ingressStatus is the status of an Ingress whose load balancer is at ip.
-func ingressStatus(ip string) networkingv1.IngressStatus {
-	return networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{
-		Ingress: []networkingv1.IngressLoadBalancerIngress{{IP: ip}},
-	}}
+// ingressStatus is the status of an Ingress whose load balancer is at ips.
+func ingressStatus(ips ...string) networkingv1.IngressStatus {
+	var lbs []networkingv1.IngressLoadBalancerIngress
+	for _, ip := range ips {
+		lbs = append(lbs, networkingv1.IngressLoadBalancerIngress{IP: ip})
+	}
+	return networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{Ingress: lbs}}
 }
 
-// serviceStatus is the status of a Service whose load balancer is lb.
-func serviceStatus(lb corev1.LoadBalancerIngress) corev1.ServiceStatus {
-	return corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{lb}}}
+// serviceStatus is the status of a Service whose load balancers are lbs.
+func serviceStatus(lbs ...corev1.LoadBalancerIngress) corev1.ServiceStatus {
+	return corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: lbs}}
 }
 
 // ownershipText is the text of the TXT registry's ownership record of the

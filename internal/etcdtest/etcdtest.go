@@ -15,11 +15,24 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // startTimeout bounds how long Start and Restart wait for the server to
 // serve.
 const startTimeout = 60 * time.Second
+
+// reconnect is how the client dials a server it lost: gRPC's backoff
+// capped at a second instead of 2 minutes, so that its first request
+// after a Restart does not wait for the next of its widening tries (10 s
+// and more after an outage of some seconds).
+var reconnect = grpc.ConnectParams{Backoff: backoff.Config{
+	BaseDelay:  100 * time.Millisecond,
+	Multiplier: backoff.DefaultConfig.Multiplier,
+	Jitter:     backoff.DefaultConfig.Jitter,
+	MaxDelay:   time.Second,
+}, MinConnectTimeout: 5 * time.Second}
 
 // Server is an embedded etcd server and a client connected to it.
 type Server struct {
@@ -48,6 +61,7 @@ func Start(dir string) (*Server, error) {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{s.Endpoint()},
 		DialTimeout: 5 * time.Second,
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(reconnect)},
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {

@@ -45,6 +45,8 @@ type Client struct {
 	*clientv3.Client
 	cfg Config
 	log clog.P
+	// cutOff says what the plugin does while etcd does not answer.
+	cutOff string
 
 	// mu serializes logins; token is the auth token, "" before the
 	// first login or without credentials.
@@ -56,13 +58,23 @@ type Client struct {
 	stop func()
 }
 
+// Option sets what a Client says of the plugin it serves.
+type Option func(*Client)
+
+// CutOff gives what the plugin does while etcd does not answer, for the
+// warning the client logs then: "answering from memory" without it.
+func CutOff(doing string) Option { return func(c *Client) { c.cutOff = doing } }
+
 // New opens a client on cfg's connection, which must Check; its log lines
 // go to log, the plugin's. It does not wait for etcd. Close it when done.
-func New(cfg Config, log clog.P) (*Client, error) {
+func New(cfg Config, log clog.P, opts ...Option) (*Client, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, log: log}
+	c := &Client{cfg: cfg, log: log, cutOff: "answering from memory"}
+	for _, opt := range opts {
+		opt(c)
+	}
 	c.heard.Store(time.Now().UnixNano()) // a grace period at start-up
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:            cfg.endpoints(),

@@ -20,8 +20,9 @@ const (
 )
 
 // watchLiveness asks etcd when the client has not heard from it for
-// pingAfter, and logs a warning, with the cause, when it has not heard for
-// Unreachable, and a line when it hears again, until ctx ends.
+// pingAfter, and logs a warning, with what the plugin does meanwhile
+// (CutOff) and the cause, when it has not heard for Unreachable, and a
+// line when it hears again, until ctx ends.
 func (c *Client) watchLiveness(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -55,7 +56,7 @@ func (c *Client) watchLiveness(ctx context.Context) {
 			if err := cause.Load(); err != nil {
 				why = (*err).Error()
 			}
-			c.log.Warningf("etcd at %s: not heard from for %s, answering from memory: %s", c, silence.Round(time.Second), why)
+			c.log.Warningf("etcd at %s: not heard from for %s, %s: %s", c, silence.Round(time.Second), c.cutOff, why)
 		case silence < Unreachable && warned:
 			warned = false
 			c.log.Infof("etcd at %s answers again", c)

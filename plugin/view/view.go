@@ -78,9 +78,11 @@ func (s *State) Shows(name string, m Mark) bool {
 // Mark is what the records of one owner name say of their place in the
 // external view: external-dns's webhook intake stores the ProviderSpecific
 // property MarkProperty of an endpoint (the annotation
-// external-dns.kubernetes.io/webhook-globaladdr-external on its Ingress,
-// Service or DNSEndpoint) in each etcd value it writes, under MarkField;
-// a backend gives the view the mark of each owner name's records.
+// external-dns.kubernetes.io/webhook-globaladdr-external on its Ingress or
+// Service; a DNSEndpoint, whose annotations external-dns does not read,
+// gives the property in the endpoint's providerSpecific) in each etcd value
+// it writes, under MarkField; a backend gives the view the mark of each
+// owner name's records.
 type Mark uint8
 
 const (

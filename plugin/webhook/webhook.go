@@ -44,13 +44,17 @@ const (
 	headerTimeout = 5 * time.Second
 )
 
+// cutOff is what the webhook does while etcd does not answer, as its
+// warning says: it holds no copy of the tree to answer from.
+const cutOff = "answering external-dns 503, which it retries at its next sync"
+
 // start opens the etcd connection and the listeners: the API on addr, and
 // /healthz on healthAddr when given. It fails, naming the address, when one
 // can't listen.
 func (w *Webhook) start() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	client, err := etcdclient.New(w.conn, log)
+	client, err := etcdclient.New(w.conn, log, etcdclient.CutOff(cutOff))
 	if err != nil {
 		return fmt.Errorf("%s: %w", pluginName, err)
 	}

@@ -3,12 +3,17 @@ package webhook
 import (
 	"context"
 	"io"
+	stdlog "log"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coredns/caddy"
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
+	"github.com/globaladdr/globaladdr/internal/lockedbuf"
+	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -111,13 +116,25 @@ func TestAPI(t *testing.T) {
 		t.Errorf("bad requests wrote to etcd: revision %d, was %d", got, rev)
 	}
 
-	// etcd down: 503, which external-dns's client retries.
+	// etcd down: 503, which external-dns's client retries, and the
+	// warning of the cut off says so (the webhook keeps no copy to answer
+	// from).
+	var logs lockedbuf.Buffer
+	stdlog.SetOutput(&logs)
+	defer stdlog.SetOutput(os.Stderr)
 	etcd.Stop()
 	if code, _, body := call(t, "GET", base+"/records", "", media, ""); code != 503 || !strings.Contains(body, "reading the records in etcd") {
 		t.Errorf("GET /records with etcd down: %d %s", code, body)
 	}
 	if code, _, body := call(t, "POST", base+"/records", media, "", create); code != 503 {
 		t.Errorf("POST /records with etcd down: %d %s", code, body)
+	}
+	warning := "not heard from for "
+	for deadline := time.Now().Add(2 * etcdclient.Unreachable); !strings.Contains(logs.String(), warning) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond) // the client's liveness ticks every second
+	}
+	if line := logs.String(); !strings.Contains(line, warning) || !strings.Contains(line, cutOff) || strings.Contains(line, "answering from memory") {
+		t.Errorf("the warning of etcd cut off does not say what the webhook does:\n%s", line)
 	}
 }
 
