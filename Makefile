@@ -94,14 +94,19 @@ demo:
 # needs cgo; the pipeline test with the programs of kube-bins, the chart's
 # tests with helm, the certificate test with the programs of acme-bins, the
 # etcd release tests with the servers of etcd-bins), the conformance tests
-# against external-dns, and a short fuzz pass. The conformance tests and the
-# fuzz pass (one worker) run beside the package tests, which spend most of
-# their time waiting for the servers they start: a cold run takes minutes
-# less than one after the other. It fails if any of them fails.
-test: build lint kube-bins helm acme-bins etcd-bins $(call platform_bins,$(TEST_PLATFORMS))
-	@CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m ./... & tests=$$!; \
+# against external-dns, and a short fuzz pass. The package tests spend most
+# of their time waiting for the servers they start, so three things run
+# beside them, one after the other: the binaries of TEST_PLATFORMS (cross
+# builds), then the image test that needs them (TestImagePlatforms, left out
+# of the package tests), then the conformance tests and the fuzz pass (one
+# worker). A cold run takes minutes less than one after the other. It fails
+# if any of them fails.
+test: build lint kube-bins helm acme-bins etcd-bins
+	@CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m -skip '^TestImagePlatforms$$' ./... & tests=$$!; \
 	status=0; \
-	$(MAKE) externaldns && $(MAKE) fuzz FUZZTIME=20s FUZZFLAGS=-parallel=1 || status=$$?; \
+	{ $(MAKE) $(call platform_bins,$(TEST_PLATFORMS)) && \
+		CGO_ENABLED=1 $(GO) test -race -count=1 -run '^TestImagePlatforms$$' ./test/; } || status=$$?; \
+	{ $(MAKE) externaldns && $(MAKE) fuzz FUZZTIME=20s FUZZFLAGS=-parallel=1; } || status=$$?; \
 	wait $$tests || status=$$?; \
 	exit $$status
 
