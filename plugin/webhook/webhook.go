@@ -98,6 +98,7 @@ func (w *Webhook) stop() error {
 	return nil
 }
 
+// closeLocked is stop, with w.mu held.
 func (w *Webhook) closeLocked() {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

@@ -34,11 +34,10 @@ const (
 // are not part of it (external-dns stores each target under a random label
 // below the name), and its mark (view.MarkField; a value that is neither
 // "true" nor "false" withholds it, as the webhook intake that stores it
-// logs). They are made as the etcd plugin makes them, with
-// the TTL it gives them (ttl gives it, by the etcd plugin's rules; see
-// serviceRecords). The error says why a key holds no record a zone can
-// serve. A zone serves the records only when the
-// owner name is in it.
+// logs). They are made as the etcd plugin makes them, with the TTL it gives
+// them (ttl gives it, by the etcd plugin's rules; see serviceRecords). The
+// error says why a key holds no record a zone can serve. A zone serves the
+// records only when the owner name is in it.
 func Decode(key string, value []byte, ttl func(*msg.Service) uint32) (*Source, error) {
 	var v struct {
 		msg.Service

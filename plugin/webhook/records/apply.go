@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/globaladdr/globaladdr/plugin/view"
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
@@ -43,7 +44,8 @@ type target struct{ typ, data string }
 // whole, and reported. The writes go in transactions of at most MaxOps
 // operations, whole names each, each applied only if no key of its names
 // changed since the tree was read; when one is not, Apply reads the tree
-// again and writes what is still to write. Each attempt computes the same
+// again and writes what is still to write, until an attempt writes nothing
+// the third time. Each attempt computes the same
 // end state from what it reads, so a change set that failed half way (etcd
 // lost, the process stopped) is completed by its retry, and none is
 // written twice.
@@ -54,7 +56,7 @@ func (s *Store) Apply(ctx context.Context, ch *wire.Changes) (Result, error) {
 	if len(wants) == 0 {
 		return res, nil
 	}
-	for range attempts {
+	for stalled := 0; stalled < attempts; {
 		rev, slots, err := s.read(ctx)
 		if err != nil {
 			return res, err
@@ -63,16 +65,23 @@ func (s *Store) Apply(ctx context.Context, ch *wire.Changes) (Result, error) {
 		for _, sl := range slots {
 			byName[sl.name] = append(byName[sl.name], sl)
 		}
+		// In key order: a name's check covers the keys below its own, so
+		// a name comes before those whose keys its check covers, and no
+		// check meets the writes of this attempt.
 		var names []*nameOps
-		for _, name := range slices.Sorted(maps.Keys(wants)) {
+		for _, name := range slices.SortedFunc(maps.Keys(wants), func(a, b string) int { return strings.Compare(s.keyOf(a), s.keyOf(b)) }) {
 			n := s.layout(name, byName[name], wants[name].apply(byName[name]))
 			if len(n.ops) > 0 {
 				names = append(names, n)
 			}
 		}
+		written := res.Puts + res.Deletes
 		done, err := s.commit(ctx, rev, names, &res)
 		if err != nil || done {
 			return res, err
+		}
+		if res.Puts+res.Deletes == written {
+			stalled++
 		}
 	}
 	return res, errors.New("etcd's keys of the changed names changed under each of its attempts")
@@ -108,7 +117,17 @@ func (s *Store) changes(ch *wire.Changes) (map[string]*change, []Refusal) {
 		}
 		return c
 	}
-	for i, eps := range [][]*wire.Endpoint{ch.Delete, ch.UpdateOld, ch.UpdateNew, ch.Create} {
+	// An update whose new record set is refused keeps its old one.
+	kept := func(old []*wire.Endpoint) []*wire.Endpoint {
+		var out []*wire.Endpoint
+		for j, ep := range old {
+			if j >= len(ch.UpdateNew) || s.Check(ch.UpdateNew[j]) == nil {
+				out = append(out, ep)
+			}
+		}
+		return out
+	}
+	for i, eps := range [][]*wire.Endpoint{ch.Delete, kept(ch.UpdateOld), ch.UpdateNew, ch.Create} {
 		for _, ep := range eps {
 			if err := s.Check(ep); err != nil {
 				refused = append(refused, Refusal{ep, err})
@@ -207,7 +226,7 @@ func (s *Store) layout(name string, slots []*slot, want map[target]attrs) *nameO
 	}, func(a, b target) int { return cmp.Or(cmp.Compare(a.typ, b.typ), cmp.Compare(a.data, b.data)) }) {
 		var sl *slot
 		if isReverse(name) {
-			sl = s.ownKey(name, &after, t)
+			sl = s.ownKey(name, &after, t, want[t])
 		}
 		if sl == nil {
 			sl = &slot{key: s.newKey(name, keys), name: name, strip: 1, attrs: want[t]}
@@ -242,8 +261,9 @@ func (s *Store) layout(name string, slots []*slot, want map[target]attrs) *nameO
 
 // ownKey returns the slot of reverse name's own key to hold t, made and
 // added to after if the name has none; nil when that key already holds a
-// record of t's kind (a host, or a text): t then gets a key of its own.
-func (s *Store) ownKey(name string, after *[]*slot, t target) *slot {
+// record of t's kind (a host, or a text), or one with another TTL or mark
+// than t's, a: t then gets a key of its own.
+func (s *Store) ownKey(name string, after *[]*slot, t target, a attrs) *slot {
 	key := s.keyOf(name)
 	i := slices.IndexFunc(*after, func(sl *slot) bool { return sl.key == key })
 	if i < 0 {
@@ -252,7 +272,7 @@ func (s *Store) ownKey(name string, after *[]*slot, t target) *slot {
 		return sl
 	}
 	sl := (*after)[i]
-	if (t.typ == "TXT" && sl.hasText) || (t.typ != "TXT" && sl.host != "") {
+	if (t.typ == "TXT" && sl.hasText) || (t.typ != "TXT" && sl.host != "") || !sl.attrs.equal(a) {
 		return nil
 	}
 	return sl

@@ -333,3 +333,79 @@ func TestCheckRefuses(t *testing.T) {
 		t.Errorf("adjust kept %+v, refused %+v", kept, refused)
 	}
 }
+
+// countingKV counts the transactions it commits.
+type countingKV struct {
+	clientv3.KV
+	txns int
+}
+
+func (c *countingKV) Txn(ctx context.Context) clientv3.Txn {
+	c.txns++
+	return c.KV.Txn(ctx)
+}
+
+// TestApplyKeyOrder checks that names whose checks cover each other's keys
+// (the apex covers every name, app covers app-x) are written in key order,
+// one transaction each, without meeting their own writes.
+func TestApplyKeyOrder(t *testing.T) {
+	s, cli := newStore(t)
+	kv := &countingKV{KV: cli}
+	s.KV, s.MaxOps = kv, 1
+	res := apply(t, s, &wire.Changes{Create: []*wire.Endpoint{
+		{DNSName: "app-x.example.com", RecordType: "A", Targets: []string{"192.168.0.3"}},
+		{DNSName: "app.example.com", RecordType: "A", Targets: []string{"192.168.0.2"}},
+		{DNSName: "example.com", RecordType: "A", Targets: []string{"192.168.0.1"}},
+	}})
+	if res.Puts != 3 || kv.txns != 3 {
+		t.Errorf("%+v in %d transactions, want 3 puts in 3", res, kv.txns)
+	}
+}
+
+// TestRecordsMixedMarks checks that a record set whose keys are marked
+// otherwise (a change cut short) reads back with a mark external-dns never
+// sends, so that its next sync writes it again.
+func TestRecordsMixedMarks(t *testing.T) {
+	s, cli := newStore(t)
+	for key, value := range map[string]string{
+		"/skydns/com/example/app/00000001": `{"host":"192.168.0.1","targetstrip":1,"globaladdr-external":"true"}`,
+		"/skydns/com/example/app/00000002": `{"host":"192.168.0.2","targetstrip":1}`,
+	} {
+		if _, err := cli.Put(context.Background(), key, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := records(t, s); !strings.Contains(got, `"value":"mixed"`) {
+		t.Errorf("records: %s", got)
+	}
+}
+
+// TestApplyReverseAttrs checks that a reverse name's text with another TTL
+// than its PTR record's gets a key of its own, and reads back as written.
+func TestApplyReverseAttrs(t *testing.T) {
+	s, _ := newStore(t)
+	ch := &wire.Changes{Create: []*wire.Endpoint{
+		{DNSName: "51.0.168.192.in-addr.arpa", RecordType: "PTR", Targets: []string{"app.example.com"}, RecordTTL: 300},
+		{DNSName: "51.0.168.192.in-addr.arpa", RecordType: "TXT", Targets: []string{owner}, RecordTTL: 60},
+	}}
+	apply(t, s, ch)
+	got := records(t, s)
+	if !strings.Contains(got, `"recordType":"PTR","recordTTL":300`) || !strings.Contains(got, `"recordType":"TXT","recordTTL":60`) {
+		t.Errorf("records: %s", got)
+	}
+	if res := apply(t, s, ch); res.Puts+res.Deletes != 0 {
+		t.Errorf("the same change set again wrote %+v", res)
+	}
+}
+
+// TestApplyRefusedUpdateKeepsOld checks that an update whose new record set
+// is refused leaves the old one in place.
+func TestApplyRefusedUpdateKeepsOld(t *testing.T) {
+	s, cli := newStore(t)
+	old := &wire.Endpoint{DNSName: "app.example.com", RecordType: "A", Targets: []string{"192.168.0.51"}}
+	apply(t, s, &wire.Changes{Create: []*wire.Endpoint{old}})
+	res := apply(t, s, &wire.Changes{UpdateOld: []*wire.Endpoint{old}, UpdateNew: []*wire.Endpoint{{DNSName: "app.example.com", RecordType: "A", Targets: []string{"fd00::1"}}}})
+	if len(res.Refused) != 1 || res.Deletes != 0 || len(tree(t, cli)) != 1 {
+		t.Errorf("%+v, tree %v", res, tree(t, cli))
+	}
+}

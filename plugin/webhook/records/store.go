@@ -44,8 +44,8 @@ type Store struct {
 
 // Records returns the endpoints the tree holds in the store's zones, one per
 // name and type, and one per ownership text (isOwnership), ordered by name,
-// type and first target, their targets sorted, each with the TTL and the
-// mark of its first key.
+// type and first target, their targets sorted, each with the TTL of its
+// first key and its keys' mark (mixedMark when they differ).
 func (s *Store) Records(ctx context.Context) ([]*wire.Endpoint, error) {
 	_, slots, err := s.read(ctx)
 	if err != nil {
@@ -67,6 +67,10 @@ func (s *Store) Records(ctx context.Context) ([]*wire.Endpoint, error) {
 				ep.ProviderSpecific = []wire.Property{{Name: view.MarkProperty, Value: *sl.mark}}
 			}
 			byset[k] = ep
+		} else if m, ok := ep.Property(view.MarkProperty); ok != (sl.mark != nil) || (ok && m != *sl.mark) {
+			// Keys marked otherwise (a change cut short): a mark
+			// external-dns never sends, so that it writes the set again.
+			ep.ProviderSpecific = []wire.Property{{Name: view.MarkProperty, Value: mixedMark}}
 		}
 		if !slices.Contains(ep.Targets, target) {
 			ep.Targets = append(ep.Targets, target)
@@ -99,13 +103,18 @@ func (s *Store) read(ctx context.Context) (int64, []*slot, error) {
 	}
 	var slots []*slot
 	for _, kv := range resp.Kvs {
-		sl, ok := readSlot(string(kv.Key), kv.Value, kv.ModRevision, s.Prefix)
+		sl, ok := readSlot(string(kv.Key), kv.Value, s.Prefix)
 		if ok && (s.holds(sl.name) || (sl.host == "" && s.apexOwnership(sl.name, sl.text))) {
 			slots = append(slots, sl)
 		}
 	}
 	return resp.Header.Revision, slots, nil
 }
+
+// mixedMark is the mark Records gives a record set whose keys are marked
+// otherwise: no value external-dns sends, so that its next sync writes the
+// set again, and the view withholds the name meanwhile (view.ParseMark).
+const mixedMark = "mixed"
 
 // holds reports whether name, lower case and without the final dot, is at
 // or below one of the store's zones.

@@ -31,8 +31,6 @@ type slot struct {
 	// fields are the value's fields as etcd holds them, those of other
 	// writers included (group, owner), kept when the slot is rewritten.
 	fields map[string]json.RawMessage
-	// modRev is the key's last modification: a rewrite must find it so.
-	modRev int64
 }
 
 // attrs are what a record's targets share: TTL and mark.
@@ -42,6 +40,7 @@ type attrs struct {
 	mark *string
 }
 
+// equal reports whether a and b are the same TTL and mark.
 func (a attrs) equal(b attrs) bool {
 	return a.ttl == b.ttl && (a.mark == nil) == (b.mark == nil) && (a.mark == nil || *a.mark == *b.mark)
 }
@@ -49,7 +48,7 @@ func (a attrs) equal(b attrs) bool {
 // readSlot returns the slot that key's value is, or false when it holds
 // nothing external-dns manages (a value that is not JSON, or has a port or
 // mail).
-func readSlot(key string, value []byte, modRev int64, prefix string) (*slot, bool) {
+func readSlot(key string, value []byte, prefix string) (*slot, bool) {
 	var v struct {
 		Host        string  `json:"host"`
 		Text        *string `json:"text"`
@@ -67,7 +66,7 @@ func readSlot(key string, value []byte, modRev int64, prefix string) (*slot, boo
 	if !ok || (v.Host == "" && (v.Text == nil || *v.Text == "")) {
 		return nil, false
 	}
-	s := &slot{key: key, name: name, host: v.Host, strip: v.TargetStrip, attrs: attrs{ttl: v.TTL, mark: v.Mark}, fields: fields, modRev: modRev}
+	s := &slot{key: key, name: name, host: v.Host, strip: v.TargetStrip, attrs: attrs{ttl: v.TTL, mark: v.Mark}, fields: fields}
 	if v.Host != "" {
 		s.hostType = hostType(name, v.Host)
 	}
