@@ -25,6 +25,7 @@ var directives = []string{
 	"ready",
 	"health",
 	"webhook",
+	"publish",
 	"pprof",
 	"shed",
 	"prometheus",

@@ -68,6 +68,7 @@ import (
 	_ "github.com/globaladdr/globaladdr/plugin/cookie"
 	_ "github.com/globaladdr/globaladdr/plugin/etcdzone"
 	_ "github.com/globaladdr/globaladdr/plugin/globaladdr"
+	_ "github.com/globaladdr/globaladdr/plugin/publish"
 	_ "github.com/globaladdr/globaladdr/plugin/rrl"
 	_ "github.com/globaladdr/globaladdr/plugin/tsigtime"
 	_ "github.com/globaladdr/globaladdr/plugin/webhook"

@@ -65,3 +65,18 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 	}()
 	return ch, nil
 }
+
+// Serial returns the serial of the zone name as Transfer would send it now,
+// and false when name is not one of x's zones or is not loaded yet: a reader
+// of the whole zone (publish) learns from it when to transfer it again.
+func (x *EtcdZone) Serial(name string) (uint32, bool) {
+	z := x.zoneOf(name)
+	if z == nil || z.name != dns.CanonicalName(name) {
+		return 0, false
+	}
+	v := z.current.Load()
+	if v == nil {
+		return 0, false
+	}
+	return v.SOA().Serial, true
+}

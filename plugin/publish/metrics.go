@@ -1,0 +1,53 @@
+package publish
+
+import (
+	"github.com/coredns/coredns/plugin"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+var (
+	leader = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "leader",
+		Help:      "1 while this replica holds the Lease and writes the DNSEndpoint objects, else 0.",
+	}, []string{"server"})
+	objectCount = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "objects",
+		Help:      "Number of DNSEndpoint objects the zone was last published in.",
+	}, []string{"server", "zone"})
+	endpointCount = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "endpoints",
+		Help:      "Number of endpoints (record sets) the zone was last published with.",
+	}, []string{"server", "zone"})
+	publishedSerial = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "serial",
+		Help:      "Serial of the zone as last published.",
+	}, []string{"server", "zone"})
+	skippedRecords = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "skipped_records",
+		Help:      "Records of the zone as last published that external-dns can't carry (DNSSEC's among them), by type.",
+	}, []string{"server", "zone", "type"})
+	writes = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "writes_total",
+		Help:      "Counter of DNSEndpoint objects written, by operation (create, update, delete).",
+	}, []string{"server", "zone", "op"})
+	publishErrors = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "errors_total",
+		Help:      "Counter of publications of the zone that failed (they are tried again).",
+	}, []string{"server", "zone"})
+)

@@ -1,0 +1,71 @@
+// Package publish implements a plugin that keeps a zone of its server
+// block, as etcdzone serves and transfers it (for the external view: what
+// the Internet may see), in external-dns's DNSEndpoint objects, so that a
+// second external-dns (--source=crd) publishes it with any of its
+// providers. One replica writes, chosen by a Kubernetes Lease; it writes
+// an object only when its content changes.
+package publish
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/transfer"
+
+	"github.com/miekg/dns"
+)
+
+// Publish is the publish handler of one server block.
+type Publish struct {
+	Next plugin.Handler
+
+	// zones are the zones published, fully qualified.
+	zones []string
+	// kubeconfig and context name the API server's connection; no
+	// kubeconfig: the in-cluster configuration.
+	kubeconfig, context string
+	// namespace holds the objects and the Lease; "": the configuration's.
+	namespace string
+	// lease is the Lease's name, "" for the default; leaseDuration how
+	// long it holds without renewal.
+	lease         string
+	leaseDuration time.Duration
+	// labels are the Corefile's labels of the objects.
+	labels map[string]string
+	// where is the directive's file and line, for start-up errors.
+	where string
+	// block is the server block's first key, as the objects' label
+	// names it.
+	block string
+
+	// ready is set once the API server has the CRD and grants the RBAC.
+	ready atomic.Bool
+	// mu guards cancel and done, the running publication's.
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// zoneSource is what publish reads a zone from: etcdzone.
+type zoneSource interface {
+	transfer.Transferer
+	// Serial returns the zone's serial as Transfer would send it, and
+	// false while it has none to send.
+	Serial(zone string) (uint32, bool)
+}
+
+// Name implements plugin.Handler.
+func (p *Publish) Name() string { return pluginName }
+
+// ServeDNS implements plugin.Handler: publish answers no query.
+func (p *Publish) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	return plugin.NextOrFailure(p.Name(), p.Next, ctx, w, r)
+}
+
+// Ready implements ready.Readiness: it is ready once the API server has
+// answered that the DNSEndpoint CRD is there and the RBAC granted, and
+// stays so.
+func (p *Publish) Ready() bool { return p.ready.Load() }

@@ -1,0 +1,124 @@
+package publish
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/coredns/coredns/core/dnsserver"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// requestTimeout bounds each request to the API server.
+const requestTimeout = 10 * time.Second
+
+// start is publish's OnStartup for the server block of cfg, also run for the
+// new instance when the Corefile is reloaded: it finds the block's
+// etcdzone, reads the API server's connection, and starts the
+// publication. What it can't use stops the start with the cause; what the
+// API server says of the CRD and the RBAC comes later, and leaves the
+// plugin not ready until it is right.
+func (p *Publish) start(cfg *dnsserver.Config) error {
+	src, ok := cfg.Handler("etcdzone").(zoneSource)
+	if !ok {
+		return p.errorf("no etcdzone in this server block: publish publishes the zones etcdzone serves")
+	}
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: p.kubeconfig}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: p.context})
+	rc, err := loader.ClientConfig()
+	if err != nil {
+		if p.kubeconfig == "" {
+			return p.errorf("no kubeconfig given, and not in a cluster: %v", err)
+		}
+		return p.errorf("kubeconfig %s: %v", p.kubeconfig, err)
+	}
+	rc.Timeout = requestTimeout
+	rc.UserAgent = "coredns-" + pluginName
+	namespace := p.namespace
+	if namespace == "" {
+		if namespace, _, err = loader.Namespace(); err != nil {
+			return p.errorf("the namespace: %v", err)
+		}
+	}
+	kube, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return p.errorf("%v", err)
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return p.errorf("%v", err)
+	}
+	lease := p.lease
+	if lease == "" {
+		lease = leaseName(p.zones, cfg.Port)
+	}
+	r := &run{
+		Publish:   p,
+		src:       src,
+		kube:      kube,
+		dyn:       dyn,
+		host:      rc.Host,
+		namespace: namespace,
+		leaseName: lease,
+		identity:  identity(),
+		port:      cfg.Port,
+		server:    cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	p.mu.Lock()
+	p.cancel, p.done = cancel, done
+	p.mu.Unlock()
+	go func() {
+		defer close(done)
+		r.run(ctx)
+	}()
+	return nil
+}
+
+// stopWait bounds how long a shutdown or reload waits for the publication
+// to end: an object write under way, and the Lease given up.
+const stopWait = 5 * time.Second
+
+// stop ends the publication, giving up the Lease if this replica holds it
+// so that another takes over at once. It deletes nothing: a name leaves the
+// objects only when it leaves the zone.
+func (p *Publish) stop() error {
+	p.mu.Lock()
+	cancel, done := p.cancel, p.done
+	p.cancel, p.done = nil, nil
+	p.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(stopWait):
+		log.Warningf("the publication did not end within %s", stopWait)
+	}
+	return nil
+}
+
+// errorf returns a start-up error naming the directive's place.
+func (p *Publish) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s: %s: %s", pluginName, p.where, fmt.Sprintf(format, args...))
+}
+
+// identity returns this replica's name in the Lease: its host's name and a
+// random suffix, since two replicas (or a reloaded instance and the old
+// one) may share a host name.
+func identity() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	rand.Read(b)
+	return host + "_" + hex.EncodeToString(b)
+}
