@@ -2,10 +2,14 @@ package test
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/globaladdr/globaladdr/internal/nameserver"
 )
 
 // externalDNSOwner is the TXT registry's owner id external-dns runs with.
@@ -30,6 +34,41 @@ func coreDNSProvider(etcdURL, prefix string) externalDNSProvider {
 // the webhook API at url.
 func webhookProvider(url string) externalDNSProvider {
 	return externalDNSProvider{flags: []string{"--provider=webhook", "--webhook-provider-url=" + url}}
+}
+
+// rfc2136Provider is external-dns's rfc2136 provider, changing zone on the
+// name server at addr (host:port) with RFC 2136 UPDATEs signed with key
+// (hmac-sha256), and reading it back by AXFR signed with key. The secret
+// goes through the environment, as a cluster passes it from a Secret, not
+// on the command line.
+func rfc2136Provider(addr, zone string, key nameserver.Key) externalDNSProvider {
+	host, port, _ := net.SplitHostPort(addr)
+	return externalDNSProvider{
+		flags: []string{
+			"--provider=rfc2136",
+			"--rfc2136-host=" + host,
+			"--rfc2136-port=" + port,
+			// Without its trailing dot: the provider finds an endpoint's
+			// zone by the suffix of its name, which has none, and sends
+			// the update for any other to the root zone.
+			"--rfc2136-zone=" + strings.TrimSuffix(zone, "."),
+			"--rfc2136-tsig-keyname=" + key.Name,
+			"--rfc2136-tsig-secret-alg=hmac-sha256",
+			// Without it, it cannot read the zone and only ever adds.
+			"--rfc2136-axfr",
+		},
+		env: []string{"EXTERNAL_DNS_RFC2136_TSIG_SECRET=" + key.Secret},
+	}
+}
+
+// pdnsProvider is external-dns's pdns provider, changing the zones of the
+// PowerDNS whose API is at url with the API key apiKey (through the
+// environment, as rfc2136Provider's secret).
+func pdnsProvider(url, apiKey string) externalDNSProvider {
+	return externalDNSProvider{
+		flags: []string{"--provider=pdns", "--pdns-server=" + url},
+		env:   []string{"EXTERNAL_DNS_PDNS_API_KEY=" + apiKey},
+	}
 }
 
 // runExternalDNS runs one synchronization of external-dns (from kubeBinDir,

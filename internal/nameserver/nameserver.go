@@ -1,8 +1,10 @@
 // Package nameserver runs the name servers of Debian's packages (BIND 9, NSD,
-// Knot) on loopback for the tests: as secondaries of a zone served by the
-// CoreDNS under test, with their files in a test's temporary directory, and
-// stopped when the test ends. It also transfers zones from any of them. It is
-// for tests only: nothing of the product imports it.
+// Knot, PowerDNS, Unbound) on loopback for the tests: as secondaries of a
+// zone served by the CoreDNS under test, as primaries, as the providers
+// external-dns writes into (BIND by RFC 2136 UPDATE, PowerDNS by its API),
+// with their files in a test's temporary directory, and stopped when the
+// test ends. It also transfers zones from any of them. It is for tests
+// only: nothing of the product imports it.
 package nameserver
 
 import (
@@ -27,11 +29,11 @@ type Key struct {
 // TestKey is the key the tests use.
 var TestKey = Key{Name: "transfer.example.com.", Secret: "Y2lAUHa6tPH4+aaV8JQGcmlrTN9zBN9P7/TxTSKGLOk="}
 
-// Server is a name server from a Debian package (BIND, NSD, Knot), running
-// as a secondary of one zone on a loopback port, with its data in a test's
-// temporary directory.
+// Server is a name server from a Debian package (BIND, NSD, Knot, ...)
+// running on a loopback port, with its data in a test's temporary
+// directory.
 type Server struct {
-	Name string // "BIND", "NSD" or "Knot"
+	Name string // "BIND", "NSD", "Knot", "PowerDNS" or "Unbound"
 	Addr string // host:port it answers on
 	out  *lockedbuf.Buffer
 }
@@ -94,29 +96,45 @@ func StartBIND(t testing.TB, addr string, p Primary, opts ...Option) *Server {
 		tlsClause = fmt.Sprintf("tls primary-tls {\n\tca-file %q;\n\tremote-hostname %q;\n};\n", p.TLS.CAFile, p.TLS.Hostname)
 		primaries = fmt.Sprintf("%s port %s key %q tls primary-tls", thost, tport, p.Key.Name)
 	}
-	conf := tlsClause + fmt.Sprintf(`options {
+	conf := tlsClause + bindOptions(dir, host, port, "transfer-source "+host+";") + fmt.Sprintf(`%[1]s
+zone %[2]q {
+	type secondary;
+	primaries { %[3]s; };
+	file "zone.db";
+	allow-transfer { %[4]s; };
+};
+`, bindKey(p.Key), p.Zone, primaries, allow)
+	return startNamed(t, named, dir, addr, conf)
+}
+
+// bindOptions returns the options and controls clauses of a named
+// answering on host and port only from its own zones, with its files in
+// dir; extra is another line of the options clause.
+func bindOptions(dir, host, port, extra string) string {
+	return fmt.Sprintf(`options {
 	directory %[1]q;
-	pid-file %[8]q;
+	pid-file "%[1]s/named.pid";
 	session-keyfile none;
 	listen-on port %[3]s { %[2]s; };
 	listen-on-v6 { none; };
 	recursion no;
 	notify no;
 	dnssec-validation no;
-	transfer-source %[2]s;
+	%[4]s
 };
 controls { };
-key %[5]q {
-	algorithm hmac-sha256;
-	secret %[6]q;
-};
-zone %[7]q {
-	type secondary;
-	primaries { %[4]s; };
-	file "zone.db";
-	allow-transfer { %[9]s; };
-};
-`, dir, host, port, primaries, p.Key.Name, p.Key.Secret, p.Zone, filepath.Join(dir, "named.pid"), allow)
+`, dir, host, port, extra)
+}
+
+// bindKey returns the key clause of named.conf declaring key.
+func bindKey(key Key) string {
+	return fmt.Sprintf("key %q {\n\talgorithm hmac-sha256;\n\tsecret %q;\n};", key.Name, key.Secret)
+}
+
+// startNamed runs named with the configuration conf, written into dir, and
+// waits until it answers on addr.
+func startNamed(t testing.TB, named, dir, addr, conf string) *Server {
+	t.Helper()
 	writeFile(t, filepath.Join(dir, "named.conf"), conf)
 	s := &Server{Name: "BIND", Addr: addr}
 	s.out = run(t, named, "-g", "-n", "1", "-c", filepath.Join(dir, "named.conf"))

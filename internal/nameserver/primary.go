@@ -19,18 +19,7 @@ func StartPrimary(t testing.TB, addr string, zones map[string]string) *Server {
 	dir := t.TempDir()
 	host, port, _ := net.SplitHostPort(addr)
 	var conf strings.Builder
-	fmt.Fprintf(&conf, `options {
-	directory %q;
-	pid-file %q;
-	session-keyfile none;
-	listen-on port %s { %s; };
-	listen-on-v6 { none; };
-	recursion no;
-	notify no;
-	dnssec-validation no;
-};
-controls { };
-`, dir, filepath.Join(dir, "named.pid"), port, host)
+	conf.WriteString(bindOptions(dir, host, port, ""))
 	i := 0
 	for name, text := range zones {
 		file := fmt.Sprintf("zone%d.db", i)
@@ -38,11 +27,29 @@ controls { };
 		writeFile(t, filepath.Join(dir, file), text)
 		fmt.Fprintf(&conf, "zone %q {\n\ttype primary;\n\tfile %q;\n};\n", name, file)
 	}
-	writeFile(t, filepath.Join(dir, "named.conf"), conf.String())
-	s := &Server{Name: "BIND", Addr: addr}
-	s.out = run(t, named, "-g", "-n", "1", "-c", filepath.Join(dir, "named.conf"))
-	waitAnswering(t, s)
-	return s
+	return startNamed(t, named, dir, addr, conf.String())
+}
+
+// StartDynamicPrimary starts BIND 9's named on addr as the primary of zone,
+// started from text in zone-file format, as RFC 2136 UPDATEs signed with
+// key change it: key may change any name of the zone, and transfer it, as
+// may any client on loopback. It answers only from zone. It stops when t
+// ends.
+func StartDynamicPrimary(t testing.TB, addr, zone, text string, key Key) *Server {
+	t.Helper()
+	named := prereq.Program(t, "named", "bind9")
+	dir := t.TempDir()
+	host, port, _ := net.SplitHostPort(addr)
+	writeFile(t, filepath.Join(dir, "zone.db"), text)
+	conf := bindOptions(dir, host, port, "") + fmt.Sprintf(`%[1]s
+zone %[2]q {
+	type primary;
+	file "zone.db";
+	update-policy { grant %[3]q zonesub ANY; };
+	allow-transfer { key %[3]q; 127.0.0.0/8; };
+};
+`, bindKey(key), zone, key.Name)
+	return startNamed(t, named, dir, addr, conf)
 }
 
 // StartNSDPrimary starts NSD on addr as the primary of zone, from text in
