@@ -75,12 +75,14 @@ func FromZone(origin string, rrs []dns.RR) (eps []wire.Endpoint, skipped map[uin
 	return eps, skipped
 }
 
-// Target returns rr's data as an endpoint's target: an address as it is
-// written, a name without its final dot (external-dns's form: providers
-// that want the dot add it), a TXT record's strings each in quotes, as
-// in a zone file (PowerDNS refuses an unquoted text, and the RFC 2136
-// provider would split it at its spaces), and the other types' fields as
-// a zone file writes them.
+// Target returns rr's data as an endpoint's target, in the form
+// external-dns's CRD source and its providers take: an address as it is
+// written; the name of a CNAME, NS, PTR or MX record without its final dot
+// (the CRD source drops an NS target ending in a dot, and providers that
+// want the dot add it), but an SRV record's with it (the CRD source drops
+// one without); a TXT record's strings each in quotes, as in a zone file
+// (PowerDNS refuses an unquoted text, and the RFC 2136 provider would split
+// it at its spaces); the other types' fields as a zone file writes them.
 func Target(rr dns.RR) string {
 	switch rr := rr.(type) {
 	case *dns.A:
@@ -96,7 +98,7 @@ func Target(rr dns.RR) string {
 	case *dns.MX:
 		return strconv.Itoa(int(rr.Preference)) + " " + bare(rr.Mx)
 	case *dns.SRV:
-		return strings.Join([]string{strconv.Itoa(int(rr.Priority)), strconv.Itoa(int(rr.Weight)), strconv.Itoa(int(rr.Port)), bare(rr.Target)}, " ")
+		return strings.Join([]string{strconv.Itoa(int(rr.Priority)), strconv.Itoa(int(rr.Weight)), strconv.Itoa(int(rr.Port)), rr.Target}, " ")
 	}
 	// TXT and NAPTR: the data as the record's text has it, after the header.
 	return strings.TrimPrefix(rr.String(), rr.Header().String())

@@ -1,0 +1,116 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/globaladdr/globaladdr/internal/etcdtest"
+	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
+)
+
+// publishSelector selects the objects the publish plugin writes.
+const publishSelector = "app.kubernetes.io/managed-by=globaladdr"
+
+// publishLab is what a publication needs: an etcd holding the records and
+// the API server's objects, and kube-apiserver with external-dns's
+// DNSEndpoint CRD.
+type publishLab struct {
+	etcd *etcdtest.Server
+	api  *apiServer
+	k    *kubectl
+	env  map[string]string
+}
+
+// startPublishLab starts the lab, with the examples' environment plus
+// KUBECONFIG (the API server's administrator) and PUBLISH_NAMESPACE
+// (default).
+func startPublishLab(t *testing.T) *publishLab {
+	l := &publishLab{etcd: startEtcd(t)}
+	l.api = startAPIServer(t, l.etcd.Endpoint())
+	l.k = newKubectl(t, l.api)
+	l.k.run(t, nil, "apply", "-f", dnsEndpointCRD(t))
+	l.k.run(t, nil, "wait", "--for=condition=established", "crd/dnsendpoints.externaldns.k8s.io", "--timeout=1m")
+	l.k.run(t, nil, "wait", "--for=create", "namespace/default", "--timeout=1m")
+	l.env, _ = exampleEnv(t, l.etcd)
+	l.env["KUBECONFIG"] = l.api.kubeconfig
+	l.env["PUBLISH_NAMESPACE"] = "default"
+	return l
+}
+
+// publishedObject is a DNSEndpoint object as the API server holds it.
+type publishedObject struct {
+	Metadata struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec struct {
+		Endpoints []wire.Endpoint `json:"endpoints"`
+	} `json:"spec"`
+}
+
+// objects returns the publication's objects in the default namespace.
+func (l *publishLab) objects(t *testing.T) []publishedObject {
+	t.Helper()
+	var list struct {
+		Items []publishedObject `json:"items"`
+	}
+	out := l.k.run(t, nil, "get", "dnsendpoints", "-l", publishSelector, "-o", "json")
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("kubectl get dnsendpoints: %v\n%s", err, out)
+	}
+	return list.Items
+}
+
+// endpoints returns the endpoints of objs as "NAME TYPE TTL TARGETS..."
+// lines, sorted.
+func endpointLines(objs []publishedObject) []string {
+	var lines []string
+	for _, o := range objs {
+		for _, e := range o.Spec.Endpoints {
+			lines = append(lines, fmt.Sprintf("%s %s %d %s", e.DNSName, e.RecordType, e.RecordTTL, strings.Join(e.Targets, " ")))
+		}
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+// awaitPublished waits until the publication's endpoints are want.
+func (l *publishLab) awaitPublished(t *testing.T, want []string) {
+	t.Helper()
+	slices.Sort(want)
+	eventually(t, time.Minute, "the objects hold the external view", func() error {
+		if got := endpointLines(l.objects(t)); !slices.Equal(got, want) {
+			return fmt.Errorf("the objects hold\n%s\nnot\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		return nil
+	})
+}
+
+// TestPublishExample starts publish.Corefile against a real API server and
+// checks the objects hold the external view: the global address for an
+// internal one, public addresses as they are, no ownership record, no
+// hidden name.
+func TestPublishExample(t *testing.T) {
+	l := startPublishLab(t)
+	setEnv(t, l.env)
+	putRecords(t, l.etcd,
+		externaldns.Record{Name: "app." + exampleDomain, Type: "A", Targets: []string{exampleInternal}, TTL: 303, Resource: "ingress/default/app"},
+		externaldns.Record{Name: "www." + exampleDomain, Type: "CNAME", Targets: []string{"app." + exampleDomain}, TTL: 300},
+		externaldns.Record{Name: "pub." + exampleDomain, Type: "A", Targets: []string{"198.51.100.7"}, TTL: 60},
+		externaldns.Record{Name: "txt." + exampleDomain, Type: "TXT", Targets: []string{"v=spf1 -all"}, TTL: 120},
+	)
+	corefile := readExample(t, "publish.Corefile")
+	c := startExample(t, examplePorts.Replace(corefile), l.env)
+	waitServing(t, c.Addr("dns"))
+	l.awaitPublished(t, []string{
+		"app." + exampleDomain + " A 900 " + exampleGlobal, // the view's ttl
+		"pub." + exampleDomain + " A 60 198.51.100.7",
+		"txt." + exampleDomain + ` TXT 120 "v=spf1 -all"`,
+		"www." + exampleDomain + " CNAME 300 app." + exampleDomain,
+	})
+}
