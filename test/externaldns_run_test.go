@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,9 +74,10 @@ func pdnsProvider(url, apiKey string) externalDNSProvider {
 
 // runExternalDNS runs one synchronization of external-dns (from kubeBinDir,
 // with --once) as a cluster would run it: it reads the Ingresses and
-// Services of the API server api (and what the flags extra add, such as
-// --source=crd), and writes their records for exampleDomain with their
-// ownership records through p. When it returns, the provider holds what the
+// Services of the API server api (or the sources the flags of p and extra
+// give, such as --source=crd, alone), and writes their records for exampleDomain with their
+// ownership records through p, owned by externalDNSOwner unless the flags
+// give a --txt-owner-id. When it returns, the provider holds what the
 // API server held when it ran; t fails at once unless it succeeds.
 func runExternalDNS(t *testing.T, api *apiServer, p externalDNSProvider, extra ...string) {
 	t.Helper()
@@ -90,24 +92,36 @@ func tryExternalDNS(t *testing.T, ctx context.Context, api *apiServer, p externa
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	args := append([]string{
+	given := append(slices.Clone(p.flags), extra...)
+	args := []string{
 		"--once",
 		"--kubeconfig=" + api.kubeconfig,
-		"--source=ingress",
-		"--source=service",
 		// Since v0.22.0 it has no default: sync deletes what no resource
 		// asks for any more.
 		"--policy=sync",
 		"--registry=txt",
-		"--txt-owner-id=" + externalDNSOwner,
 		"--domain-filter=" + exampleDomain,
 		// Any free port, on loopback: its default is :7979 on every
 		// address, and it exits when that is taken.
 		"--metrics-address=127.0.0.1:0",
 		"--log-level=debug",
-	}, p.flags...)
-	cmd := exec.CommandContext(ctx, kubeBin(t, "external-dns"), append(args, extra...)...)
+	}
+	// The sources and the owner, unless the flags give theirs: the second
+	// external-dns, which publishes DNSEndpoints, reads no Ingress.
+	if !hasFlag(given, "--source") {
+		args = append(args, "--source=ingress", "--source=service")
+	}
+	if !hasFlag(given, "--txt-owner-id") {
+		args = append(args, "--txt-owner-id="+externalDNSOwner)
+	}
+	args = append(args, given...)
+	cmd := exec.CommandContext(ctx, kubeBin(t, "external-dns"), args...)
 	cmd.Env = append(os.Environ(), p.env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// hasFlag reports whether args give the flag name (--name=value).
+func hasFlag(args []string, name string) bool {
+	return slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, name+"=") })
 }

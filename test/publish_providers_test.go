@@ -14,10 +14,11 @@ import (
 
 // publishFlags are the flags of the second external-dns, the one that
 // publishes DNSEndpoints to a provider (issue 40), besides
-// runExternalDNS's: it manages every type a DNSEndpoint of the external
-// view holds.
+// runExternalDNS's: it reads DNSEndpoints alone, keeps a registry of its
+// own, and manages every type a DNSEndpoint of the external view holds.
 var publishFlags = []string{
 	"--source=crd",
+	"--txt-owner-id=" + publishOwner,
 	"--managed-record-types=A",
 	"--managed-record-types=AAAA",
 	"--managed-record-types=CNAME",
@@ -26,6 +27,9 @@ var publishFlags = []string{
 	"--managed-record-types=MX",
 	"--managed-record-types=NS",
 }
+
+// publishOwner is the second external-dns's owner id.
+const publishOwner = "published"
 
 // publishZone is the zone the providers start with: its SOA and NS
 // records, the name server out of the zone so that it needs no address.
@@ -121,8 +125,15 @@ func TestPublishProviders(t *testing.T) {
 // format, sorted, with defaultTTL where an endpoint has none.
 func publishedRecords(t *testing.T, defaultTTL uint32) []string {
 	t.Helper()
+	return endpointRecords(t, publishedEndpoints, defaultTTL)
+}
+
+// endpointRecords returns the records of eps in presentation format,
+// sorted, with defaultTTL where an endpoint has none.
+func endpointRecords(t *testing.T, eps []*wire.Endpoint, defaultTTL uint32) []string {
+	t.Helper()
 	var rrs []string
-	for _, ep := range publishedEndpoints {
+	for _, ep := range eps {
 		ttl := uint32(ep.RecordTTL)
 		if ep.RecordTTL == 0 {
 			ttl = defaultTTL
