@@ -216,8 +216,13 @@ const certManagerManifest = "cert-manager.yaml"
 // image as its webhook sidecar (TestExternalDNSWebhookChart).
 const externalDNSWebhookValues = "external-dns-webhook-values.yaml"
 
+// externalDNSPublishValues is the other file of corefile-examples/kubernetes
+// that holds values for external-dns's own chart: a second external-dns
+// publishing publish's DNSEndpoint objects (TestExternalDNSPublishChart).
+const externalDNSPublishValues = "external-dns-publish-values.yaml"
+
 // manifestFiles returns the files of corefile-examples/kubernetes, but
-// certManagerManifest and externalDNSWebhookValues.
+// certManagerManifest and external-dns's values files.
 func manifestFiles(t *testing.T) []string {
 	t.Helper()
 	all, err := filepath.Glob(filepath.Join(examplesDir, "kubernetes", "*.yaml"))
@@ -226,7 +231,7 @@ func manifestFiles(t *testing.T) []string {
 	}
 	var files []string
 	for _, f := range all {
-		if name := filepath.Base(f); name != certManagerManifest && name != externalDNSWebhookValues {
+		if name := filepath.Base(f); !slices.Contains([]string{certManagerManifest, externalDNSWebhookValues, externalDNSPublishValues}, name) {
 			files = append(files, f)
 		}
 	}

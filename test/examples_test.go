@@ -138,6 +138,10 @@ func TestCorefileExamples(t *testing.T) {
 		// It answers no DNS: TestWebhookExample sends it external-dns's
 		// changes.
 		{"webhook.Corefile", nil},
+		// It needs a Kubernetes API server with external-dns's DNSEndpoint
+		// CRD: TestPublishExample (test/publish_test.go) runs it against
+		// one, with a second external-dns publishing its objects.
+		{"publish.Corefile", nil},
 	}
 	files, err := filepath.Glob(filepath.Join(examplesDir, "*.Corefile"))
 	if err != nil || len(files) != len(examples) {

@@ -52,7 +52,7 @@ const webhookSection = "external-dns's webhook"
 // the version tested.
 func TestExternalDNSWebhookChart(t *testing.T) {
 	chart, version := externalDNSChart(t)
-	d := externalDNSDeployment(t, renderExternalDNS(t, chart))
+	d := externalDNSDeployment(t, renderExternalDNS(t, chart, externalDNSWebhookValues))
 	edns, hook := podContainer(t, d, "external-dns"), podContainer(t, d, "webhook")
 	if !strings.HasSuffix(edns.Image, ":"+version) {
 		t.Errorf("external-dns's container runs %s, the tests external-dns %s", edns.Image, version)
@@ -124,12 +124,12 @@ func externalDNSChart(t *testing.T) (chart, version string) {
 	return filepath.Join(dir, "charts", "external-dns"), version
 }
 
-// renderExternalDNS renders external-dns's chart at chart with
-// externalDNSWebhookValues, as the chart README installs it.
-func renderExternalDNS(t *testing.T, chart string) string {
+// renderExternalDNS renders external-dns's chart at chart with values, a
+// file of corefile-examples/kubernetes, as the READMEs install it.
+func renderExternalDNS(t *testing.T, chart, values string) string {
 	t.Helper()
 	return runHelm(t, "template", externalDNSRelease, chart, "--namespace", "default",
-		"--values", filepath.Join(examplesDir, "kubernetes", externalDNSWebhookValues))
+		"--values", filepath.Join(examplesDir, "kubernetes", values))
 }
 
 // externalDNSDeployment returns the Deployment of the manifests rendered

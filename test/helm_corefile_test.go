@@ -54,6 +54,13 @@ var chartCases = []chartCase{
 		removed: etcdSecurity(2),
 	},
 	{
+		// The chart's pods take the in-cluster configuration (no
+		// kubeconfig), and the namespace of its Role: the release's.
+		values: "publish-values.yaml", example: "publish.Corefile",
+		added:   []string{"namespace default", "lease globaladdr-example-com 20s", "labels site=home"},
+		removed: append(etcdSecurity(1), "kubeconfig {$KUBECONFIG}", "namespace {$PUBLISH_NAMESPACE}"),
+	},
+	{
 		values: "uplink-values.yaml", example: "uplink.Corefile",
 		added:   []string{"from stun stun1.example.net 192.0.2.3:3478 stun2.example.org", "every 60s"},
 		removed: etcdSecurity(1),

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -19,22 +20,35 @@ type release struct {
 	pdbs            map[string]*policyv1.PodDisruptionBudget
 	serviceMonitors map[string]*serviceMonitor
 	prometheusRules map[string]*prometheusRule
+	serviceAccounts map[string]*corev1.ServiceAccount
+	roles           map[string]*rbacv1.Role
+	roleBindings    map[string]*rbacv1.RoleBinding
 	// docs are the manifests as helm rendered them, one object each.
 	docs []string
 }
 
 // renderRelease renders the chart with the values files (see helmTemplate)
-// and decodes every manifest strictly: an unknown or misplaced field, or a
-// kind the chart should not make, fails t.
+// and decodes every manifest strictly (see decodeRelease).
 func renderRelease(t *testing.T, valuesFiles ...string) *release {
+	t.Helper()
+	return decodeRelease(t, helmTemplate(t, valuesFiles...))
+}
+
+// decodeRelease decodes every manifest of what helm template rendered
+// strictly: an unknown or misplaced field, or a kind the chart should not
+// make, fails t.
+func decodeRelease(t *testing.T, rendered string) *release {
 	t.Helper()
 	r := &release{
 		manifests:       manifests{map[string]*corev1.ConfigMap{}, map[string]*appsv1.Deployment{}, map[string]*corev1.Service{}},
 		pdbs:            map[string]*policyv1.PodDisruptionBudget{},
 		serviceMonitors: map[string]*serviceMonitor{},
 		prometheusRules: map[string]*prometheusRule{},
+		serviceAccounts: map[string]*corev1.ServiceAccount{},
+		roles:           map[string]*rbacv1.Role{},
+		roleBindings:    map[string]*rbacv1.RoleBinding{},
 	}
-	for _, doc := range helmDocs(helmTemplate(t, valuesFiles...)) {
+	for _, doc := range helmDocs(rendered) {
 		if err := r.decode([]byte(doc)); err != nil {
 			t.Errorf("%v in:\n%s", err, doc)
 		}
@@ -67,6 +81,12 @@ func (r *release) decode(doc []byte) error {
 		return decodeInto(doc, r.serviceMonitors)
 	case monitoringV1 + " PrometheusRule":
 		return decodeInto(doc, r.prometheusRules)
+	case "v1 ServiceAccount":
+		return decodeInto(doc, r.serviceAccounts)
+	case "rbac.authorization.k8s.io/v1 Role":
+		return decodeInto(doc, r.roles)
+	case "rbac.authorization.k8s.io/v1 RoleBinding":
+		return decodeInto(doc, r.roleBindings)
 	default:
 		return r.manifests.decode(doc)
 	}

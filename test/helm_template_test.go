@@ -20,7 +20,9 @@ import (
 // from the ConfigMap; that Corefile is the example the values file names
 // with the values filled in (helm_corefile_test.go); each Service reaches
 // the pods' DNS ports (keeping the clients' addresses where the views are
-// told apart by them); a hidden primary rolls out by Recreate; the PodDisruptionBudget and the ServiceMonitor select
+// told apart by them); the pods' service account may do what publish
+// needs, and nothing without it (helm_publish_test.go); a hidden primary
+// rolls out by Recreate; the PodDisruptionBudget and the ServiceMonitor select
 // what they must; the PrometheusRule holds monitoring/'s rules, and the
 // dashboard's ConfigMap its dashboard, labelled for Grafana's sidecar.
 func TestHelmTemplate(t *testing.T) {
@@ -39,7 +41,9 @@ func TestHelmTemplate(t *testing.T) {
 			if hidden := chartValues(t, c.path())["views"] == "hidden-primary"; hidden != (deploy.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType) {
 				t.Errorf("views hidden-primary %v, strategy %q", hidden, deploy.Spec.Strategy.Type)
 			}
-			checkChartCorefile(t, c, r.corefile(t, deploy))
+			corefile := r.corefile(t, deploy)
+			checkChartCorefile(t, c, corefile)
+			checkPublishRBAC(t, r, deploy, corefile)
 			dnsServices := 0
 			for _, s := range r.services {
 				if s.Labels["app.kubernetes.io/component"] == "metrics" {

@@ -94,7 +94,8 @@ func TestHelmLint(t *testing.T) {
 // release fail or leak, with a message that says why: views told apart by
 // the client's address behind a Service that rewrites it, a hidden primary
 // without its key, addresses beside a source, a name server inside the
-// domain without glue (in any case, with a final dot), a misspelled value,
+// domain without glue (in any case, with a final dot), a Lease duration
+// without the Lease's name, a label replacing one publish sets, a misspelled value,
 // and values CoreDNS would refuse at start-up (values.schema.json).
 func TestHelmRefuses(t *testing.T) {
 	for _, tc := range []struct {
@@ -115,6 +116,9 @@ func TestHelmRefuses(t *testing.T) {
 		{[]string{"cache=0"}, "/cache"},
 		{[]string{"views=ports", "lan.upstream={}"}, "/lan/upstream"},
 		{[]string{"lan.acme.lease=3 hours"}, "/lan/acme/lease"},
+		{[]string{"publish.enabled=true", "publish.lease.duration=20s"}, "publish.lease.name: a Lease duration needs the Lease's name"},
+		{[]string{"publish.labels.app\\.kubernetes\\.io/managed-by=someone"}, "invalid propertyName 'app.kubernetes.io/managed-by'"},
+		{[]string{"publish.namespace=External_DNS"}, "/publish/namespace"},
 		{[]string{"etcd.tls.secretName=etcd-client-tls"}, "http://etcd:2379 is not https://"},
 		{[]string{"etcd.credentials.secretName=etcd-credentials", "etcd.endpoints={https://etcd-0:2379,http://etcd-1:2379}"}, "http://etcd-1:2379 is not https://"},
 	} {

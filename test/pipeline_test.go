@@ -50,7 +50,7 @@ func TestKubernetesPipeline(t *testing.T) {
 	t.Run("external-dns chart", func(t *testing.T) {
 		f := filepath.Join(t.TempDir(), externalDNSWebhookValues)
 		chart, _ := externalDNSChart(t)
-		writeSecret(t, f, []byte(renderExternalDNS(t, chart)))
+		writeSecret(t, f, []byte(renderExternalDNS(t, chart, externalDNSWebhookValues)))
 		checkServerDryRun(t, k, f)
 	})
 

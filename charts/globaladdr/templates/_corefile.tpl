@@ -130,6 +130,7 @@ NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
 {{- end }}
 {{- include "globaladdr.etcdConnection" .ctx }}
     }
+{{- include "globaladdr.publish" .ctx }}
 {{- if .primary }}
     transfer {
         to {{ join " " (compact (default (list) $v.hiddenPrimary.secondaries)) }}
@@ -174,6 +175,28 @@ NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
 {{- if $props }} {
 {{- range $props }}
         {{ . }}
+{{- end }}
+    }
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The publish block of the external view (publish.Corefile's), on lines of
+their own: no kubeconfig, so the in-cluster configuration with the pods'
+service account, which the Role of publish-rbac.yaml lets write in the
+namespace; the Lease and the labels where they are set.
+*/}}
+{{- define "globaladdr.publish" -}}
+{{- with .Values.publish }}
+{{- if .enabled }}
+    publish {
+        namespace {{ include "globaladdr.publishNamespace" $ }}
+{{- if or .lease.name .lease.duration }}
+        lease {{ required "publish.lease.name: a Lease duration needs the Lease's name" .lease.name }}{{ with .lease.duration }} {{ . }}{{ end }}
+{{- end }}
+{{- with .labels }}
+        labels{{ range $key, $value := . }} {{ $key }}={{ $value }}{{ end }}
 {{- end }}
     }
 {{- end }}

@@ -52,3 +52,21 @@ multicast for upnp without url).
 {{- range .Values.globaladdr.mapFrom }}{{ if .interface }}{{ $iface = true }}{{ end }}{{ end -}}
 {{- if or .Values.hostNetwork $f.interface $iface (and $f.upnp.enabled (not $f.upnp.url)) }}true{{ end -}}
 {{- end -}}
+
+{{/*
+The pods' service account: the chart's (the release's name unless
+serviceAccount.name gives one), or an existing one, the namespace's default
+when serviceAccount.name is empty.
+*/}}
+{{- define "globaladdr.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "globaladdr.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The namespace of publish's objects and Lease: the release's unless publish.namespace gives one. */}}
+{{- define "globaladdr.publishNamespace" -}}
+{{- default .Release.Namespace .Values.publish.namespace -}}
+{{- end -}}
