@@ -44,15 +44,29 @@ func TestPublishPipeline(t *testing.T) {
 
 	p.sync(t)
 	p.check(t)
+	view := strings.Join(p.viewRecords(t), "\n")
+	for _, name := range []string{"app", "svc", "alias", "dual", "v6", "spf"} {
+		if !strings.Contains(view, "\n"+name+"."+exampleDomain+".\t") && !strings.HasPrefix(view, name+".") {
+			t.Errorf("the external view lacks %s:\n%s", name, view)
+		}
+	}
 
 	start := time.Now()
 	p.writeAddresses(t, "203.0.113.20 2001:db8::20")
-	p.awaitObjects(t)
+	eventually(t, time.Minute, "the objects hold the new global address", func() error {
+		if lines := endpointLines(p.objects(t)); !slices.Contains(lines, "app."+exampleDomain+" A 900 203.0.113.20") {
+			return fmt.Errorf("the objects hold\n%s", strings.Join(lines, "\n"))
+		}
+		return nil
+	})
+	// The file is read once a second, and the writing replica looks at the
+	// zone's serial every half second.
 	t.Logf("the objects held the new global address %s after the file's write", time.Since(start).Round(time.Millisecond))
+	p.awaitObjects(t)
 	p.publishToProviders(t)
 	p.check(t)
-	if got := p.answer(t, "app."+exampleDomain+".", dns.TypeA); got != "203.0.113.20" {
-		t.Errorf("the view answers app with %q after the change", got)
+	if got := p.answer(t, "dual."+exampleDomain+".", dns.TypeAAAA); got != "2001:db8::20" {
+		t.Errorf("the view answers dual's AAAA with %q after the change", got)
 	}
 
 	p.k.run(t, nil, "delete", "ingress/app")
@@ -79,14 +93,15 @@ func startPublishPipeline(t *testing.T) *publishPipeline {
 	p.k.setStatus(t, "ingress/nas", ingressStatus("192.168.0.60"))
 	p.k.setStatus(t, "service/svc", serviceStatus(corev1.LoadBalancerIngress{IP: "198.51.100.7"}))
 	p.k.setStatus(t, "service/alias", serviceStatus(corev1.LoadBalancerIngress{Hostname: "lb.example.net"}))
-	// What no Ingress gives: a name with both families, internal; a public
+	// What no Ingress gives, each under a label of its own as external-dns
+	// writes (targetstrip): a name with both families, internal; a public
 	// IPv6 address; a text; a name the webhook marked internal-only.
 	putKeys(t, p.etcd, map[string]string{
-		"/skydns/com/example/dual/a":    `{"host":"192.168.0.53","ttl":303}`,
-		"/skydns/com/example/dual/aaaa": `{"host":"fd00::53","ttl":303}`,
-		"/skydns/com/example/v6/x":      `{"host":"2001:db8::7","ttl":600}`,
-		"/skydns/com/example/spf/x":     `{"text":"v=spf1 -all","ttl":120}`,
-		"/skydns/com/example/grafana/x": `{"host":"192.168.0.52","ttl":303,"globaladdr-external":"false"}`,
+		"/skydns/com/example/dual/a":    `{"host":"192.168.0.53","ttl":303,"targetstrip":1}`,
+		"/skydns/com/example/dual/aaaa": `{"host":"fd00::53","ttl":303,"targetstrip":1}`,
+		"/skydns/com/example/v6/x":      `{"host":"2001:db8::7","ttl":600,"targetstrip":1}`,
+		"/skydns/com/example/spf/x":     `{"text":"v=spf1 -all","ttl":120,"targetstrip":1}`,
+		"/skydns/com/example/grafana/x": `{"host":"192.168.0.52","ttl":303,"globaladdr-external":"false","targetstrip":1}`,
 	})
 
 	p.addrs = filepath.Join(t.TempDir(), "addresses")
