@@ -92,9 +92,25 @@ func tryExternalDNS(t *testing.T, ctx context.Context, api *apiServer, p externa
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	args := externalDNSArgs(api, p, append([]string{"--once"}, extra...))
+	cmd := exec.CommandContext(ctx, kubeBin(t, "external-dns"), args...)
+	cmd.Env = append(os.Environ(), p.env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// hasFlag reports whether args give the flag name (--name=value).
+func hasFlag(args []string, name string) bool {
+	return slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, name+"=") })
+}
+
+// externalDNSArgs returns the arguments external-dns runs with against api
+// and p, with the flags extra: those of a cluster's external-dns, with the
+// Ingresses and Services as sources and externalDNSOwner as owner, unless
+// the flags give theirs.
+func externalDNSArgs(api *apiServer, p externalDNSProvider, extra []string) []string {
 	given := append(slices.Clone(p.flags), extra...)
 	args := []string{
-		"--once",
 		"--kubeconfig=" + api.kubeconfig,
 		// Since v0.22.0 it has no default: sync deletes what no resource
 		// asks for any more.
@@ -115,13 +131,15 @@ func tryExternalDNS(t *testing.T, ctx context.Context, api *apiServer, p externa
 		args = append(args, "--txt-owner-id="+externalDNSOwner)
 	}
 	args = append(args, given...)
-	cmd := exec.CommandContext(ctx, kubeBin(t, "external-dns"), args...)
-	cmd.Env = append(os.Environ(), p.env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return args
 }
 
-// hasFlag reports whether args give the flag name (--name=value).
-func hasFlag(args []string, name string) bool {
-	return slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, name+"=") })
+// startExternalDNS runs external-dns against api and p, with the flags
+// extra, in the background as a cluster runs it (no --once: it
+// synchronizes every --interval), until t ends.
+func startExternalDNS(t *testing.T, api *apiServer, p externalDNSProvider, extra ...string) {
+	t.Helper()
+	cmd := exec.Command(kubeBin(t, "external-dns"), externalDNSArgs(api, p, extra)...)
+	cmd.Env = append(os.Environ(), p.env...)
+	startProgram(t, "external-dns", cmd, t.TempDir())
 }
