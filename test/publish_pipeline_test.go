@@ -40,6 +40,7 @@ type publishPipeline struct {
 // internal-only name or ownership record of the first external-dns reaches
 // either.
 func TestPublishPipeline(t *testing.T) {
+	t.Parallel()
 	p := startPublishPipeline(t)
 
 	p.sync(t)
@@ -116,8 +117,7 @@ func startPublishPipeline(t *testing.T) *publishPipeline {
 		}
 		corefile = strings.Replace(corefile, old, new, 1)
 	}
-	setEnv(t, p.env)
-	p.view = startExample(t, examplePorts.Replace(corefile), p.env)
+	p.view = startCoreDNS(t, expandExample(t, examplePorts.Replace(corefile), p.env))
 	waitServing(t, p.view.Addr("dns"))
 	return p
 }

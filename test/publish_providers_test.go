@@ -82,6 +82,7 @@ var publishedEndpoints = []*wire.Endpoint{
 // and an NS record set of several targets (it reads back the trailing dot
 // of all but the first), with their ownership records.
 func TestPublishProviders(t *testing.T) {
+	t.Parallel()
 	zone := dns.Fqdn(exampleDomain)
 	api := startAPIServer(t, startEtcd(t).Endpoint())
 	k := newKubectl(t, api)

@@ -45,8 +45,9 @@ func startPublishLab(t *testing.T) *publishLab {
 // publishedObject is a DNSEndpoint object as the API server holds it.
 type publishedObject struct {
 	Metadata struct {
-		Name   string            `json:"name"`
-		Labels map[string]string `json:"labels"`
+		Name       string            `json:"name"`
+		Labels     map[string]string `json:"labels"`
+		Generation int64             `json:"generation"`
 	} `json:"metadata"`
 	Spec struct {
 		Endpoints []wire.Endpoint `json:"endpoints"`
@@ -93,19 +94,20 @@ func (l *publishLab) awaitPublished(t *testing.T, want []string) {
 
 // TestPublishExample starts publish.Corefile against a real API server and
 // checks the objects hold the external view: the global address for an
-// internal one, public addresses as they are, no ownership record, no
-// hidden name.
+// internal one, public addresses as they are, the view's TTLs, no
+// ownership record; and that they are written only when it changes: a
+// record the view withholds (internal-only) moves nothing, and a new name
+// is one write.
 func TestPublishExample(t *testing.T) {
+	t.Parallel()
 	l := startPublishLab(t)
-	setEnv(t, l.env)
 	putRecords(t, l.etcd,
 		externaldns.Record{Name: "app." + exampleDomain, Type: "A", Targets: []string{exampleInternal}, TTL: 303, Resource: "ingress/default/app"},
 		externaldns.Record{Name: "www." + exampleDomain, Type: "CNAME", Targets: []string{"app." + exampleDomain}, TTL: 300},
 		externaldns.Record{Name: "pub." + exampleDomain, Type: "A", Targets: []string{"198.51.100.7"}, TTL: 60},
 		externaldns.Record{Name: "txt." + exampleDomain, Type: "TXT", Targets: []string{"v=spf1 -all"}, TTL: 120},
 	)
-	corefile := readExample(t, "publish.Corefile")
-	c := startExample(t, examplePorts.Replace(corefile), l.env)
+	c := startCoreDNS(t, expandExample(t, examplePorts.Replace(readExample(t, "publish.Corefile")), l.env))
 	waitServing(t, c.Addr("dns"))
 	l.awaitPublished(t, []string{
 		"app." + exampleDomain + " A 900 " + exampleGlobal, // the view's ttl
@@ -113,4 +115,25 @@ func TestPublishExample(t *testing.T) {
 		"txt." + exampleDomain + ` TXT 120 "v=spf1 -all"`,
 		"www." + exampleDomain + " CNAME 300 app." + exampleDomain,
 	})
+	objs := l.objects(t)
+	if len(objs) != 1 || objs[0].Metadata.Labels["globaladdr/zone"] != exampleDomain || objs[0].Metadata.Labels["globaladdr/block"] != "example.com-"+strings.TrimPrefix(c.Addr("dns")[strings.LastIndex(c.Addr("dns"), ":"):], ":") {
+		t.Fatalf("objects %+v: want one, labeled with the zone and the block", objs)
+	}
+	generation := objs[0].Metadata.Generation
+
+	putKeys(t, l.etcd, map[string]string{"/skydns/com/example/grafana/x": `{"host":"192.168.0.52","globaladdr-external":"false","targetstrip":1}`})
+	putRecords(t, l.etcd, externaldns.Record{Name: "new." + exampleDomain, Type: "A", Targets: []string{"198.51.100.8"}, TTL: 60})
+	l.awaitPublished(t, []string{
+		"app." + exampleDomain + " A 900 " + exampleGlobal,
+		"new." + exampleDomain + " A 60 198.51.100.8",
+		"pub." + exampleDomain + " A 60 198.51.100.7",
+		"txt." + exampleDomain + ` TXT 120 "v=spf1 -all"`,
+		"www." + exampleDomain + " CNAME 300 app." + exampleDomain,
+	})
+	// The writer looks at the serial every half second: four looks, and
+	// still the one write of the new name.
+	time.Sleep(2 * time.Second)
+	if got := l.objects(t)[0].Metadata.Generation; got != generation+1 {
+		t.Errorf("the object's generation went from %d to %d: want one write", generation, got)
+	}
 }

@@ -27,6 +27,7 @@ const publishInterval = 2 * time.Second
 // BIND answers the new one within the second external-dns's interval and a
 // few seconds (the latencies are logged).
 func TestUplinkPublish(t *testing.T) {
+	t.Parallel()
 	if !netlab.Enter(t) {
 		return
 	}
@@ -45,14 +46,13 @@ func TestUplinkPublish(t *testing.T) {
 		"KUBECONFIG":        l.api.kubeconfig,
 		"PUBLISH_NAMESPACE": "default",
 	})
-	setEnv(t, env)
 	corefile := readExample(t, "uplink.Corefile")
 	const etcdLine = "    etcd {$DOMAIN} {\n"
 	if strings.Count(corefile, etcdLine) != 1 {
 		t.Fatalf("uplink.Corefile does not hold %q once", etcdLine)
 	}
 	corefile = strings.Replace(corefile, etcdLine, "    publish {\n        kubeconfig {$KUBECONFIG}\n        namespace {$PUBLISH_NAMESPACE}\n    }\n"+etcdLine, 1)
-	c := startExample(t, examplePorts.Replace(corefile), env)
+	c := startCoreDNS(t, expandExample(t, examplePorts.Replace(corefile), env))
 	waitServing(t, c.Addr("dns"))
 
 	zone := dns.Fqdn(exampleDomain)

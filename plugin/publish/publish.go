@@ -38,7 +38,7 @@ type Publish struct {
 	// where is the directive's file and line, for start-up errors.
 	where string
 	// block is the server block's first key, as the objects' label
-	// names it.
+	// names it (see blockOf).
 	block string
 
 	// ready is set once the API server has the CRD and grants the RBAC.

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -57,7 +58,7 @@ func parse(c *caddy.Controller) (*Publish, error) {
 			return nil, c.Errf("%s is given twice in this server block", pluginName)
 		}
 		p.where = fmt.Sprintf("%s:%d", c.File(), c.Line())
-		p.block = strings.TrimPrefix(c.ServerBlockKeys[0], "dns://")
+		p.block = blockOf(c.ServerBlockKeys[0])
 		p.zones = plugin.OriginsFromArgsOrServerBlock(c.RemainingArgs(), c.ServerBlockKeys)
 		for _, z := range p.zones {
 			if !inBlock(z, c.ServerBlockKeys) {
@@ -131,6 +132,16 @@ func (p *Publish) addLabel(a string) error {
 	}
 	p.labels[key] = value
 	return nil
+}
+
+// blockOf returns the server block key as the objects' label names the
+// block: its zone without the final dot, and its port (example.com-53).
+func blockOf(key string) string {
+	key = strings.TrimPrefix(key, "dns://")
+	if host, port, err := net.SplitHostPort(key); err == nil {
+		return strings.TrimSuffix(host, ".") + "-" + port
+	}
+	return strings.TrimSuffix(key, ".")
 }
 
 // arg returns args[i], "" when there are fewer: a placeholder left empty
