@@ -97,7 +97,7 @@ func (l *publishLab) awaitPublished(t *testing.T, want []string) {
 // internal one, public addresses as they are, the view's TTLs, no
 // ownership record; and that they are written only when it changes: a
 // record the view withholds (internal-only) moves nothing, and a new name
-// is one write.
+// is one write. A reload publishes the view it makes.
 func TestPublishExample(t *testing.T) {
 	t.Parallel()
 	l := startPublishLab(t)
@@ -107,7 +107,8 @@ func TestPublishExample(t *testing.T) {
 		externaldns.Record{Name: "pub." + exampleDomain, Type: "A", Targets: []string{"198.51.100.7"}, TTL: 60},
 		externaldns.Record{Name: "txt." + exampleDomain, Type: "TXT", Targets: []string{"v=spf1 -all"}, TTL: 120},
 	)
-	c := startCoreDNS(t, expandExample(t, examplePorts.Replace(readExample(t, "publish.Corefile")), l.env))
+	corefile := expandExample(t, examplePorts.Replace(readExample(t, "publish.Corefile")), l.env)
+	c := startCoreDNS(t, corefile)
 	waitServing(t, c.Addr("dns"))
 	l.awaitPublished(t, []string{
 		"app." + exampleDomain + " A 900 " + exampleGlobal, // the view's ttl
@@ -136,4 +137,18 @@ func TestPublishExample(t *testing.T) {
 	if got := l.objects(t)[0].Metadata.Generation; got != generation+1 {
 		t.Errorf("the object's generation went from %d to %d: want one write", generation, got)
 	}
+
+	// A reload that hides pub: the old instance gives the Lease up, the new
+	// one takes it and publishes the view without pub.
+	const ttl = "        ttl 900\n"
+	if strings.Count(corefile, ttl) != 1 {
+		t.Fatalf("publish.Corefile does not hold %q once", ttl)
+	}
+	c.Reload(t, strings.Replace(corefile, ttl, ttl+"        hide pub."+exampleDomain+"\n", 1))
+	l.awaitPublished(t, []string{
+		"app." + exampleDomain + " A 900 " + exampleGlobal,
+		"new." + exampleDomain + " A 60 198.51.100.8",
+		"txt." + exampleDomain + ` TXT 120 "v=spf1 -all"`,
+		"www." + exampleDomain + " CNAME 300 app." + exampleDomain,
+	})
 }
