@@ -51,3 +51,11 @@ var (
 		Help:      "Counter of publications of the zone that failed (they are tried again).",
 	}, []string{"server", "zone"})
 )
+
+// forgetPublished drops the series of what server's replica published: once
+// it stops writing, they would describe another replica's objects.
+func forgetPublished(server string) {
+	for _, g := range []*prometheus.GaugeVec{objectCount, endpointCount, publishedSerial, skippedRecords} {
+		g.DeletePartialMatch(prometheus.Labels{"server": server})
+	}
+}

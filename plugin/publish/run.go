@@ -73,6 +73,7 @@ func (r *run) run(ctx context.Context) {
 			OnStartedLeading: r.lead,
 			OnStoppedLeading: func() {
 				leader.WithLabelValues(r.server).Set(0)
+				forgetPublished(r.server)
 				if ctx.Err() == nil {
 					log.Warningf("lost Lease %s: another replica writes", r.leaseName)
 				}
