@@ -23,7 +23,8 @@ type apiServerSecrets struct {
 	saKeyFile         string // the key that signs service account tokens
 	saPubFile         string // its public key, which verifies them
 	tokenFile         string // the static token file
-	token             string // the one token in it: an administrator's (group system:masters)
+	token             string // an administrator's token in it (group system:masters)
+	userToken         string // the token of the user "user" in it: no group, no role bound
 }
 
 // writeAPIServerSecrets generates kube-apiserver's keys, its serving
@@ -51,12 +52,17 @@ func writeAPIServerSecrets(t *testing.T, dir string) apiServerSecrets {
 	}
 	writePEM(t, s.saPubFile, "PUBLIC KEY", pub)
 
+	s.token, s.userToken = newToken(), newToken()
+	// token,user,uid,"groups"
+	writeSecret(t, s.tokenFile, []byte(s.token+`,admin,admin,"system:masters"`+"\n"+s.userToken+",user,user\n"))
+	return s
+}
+
+// newToken returns a random bearer token.
+func newToken() string {
 	token := make([]byte, 16)
 	rand.Read(token)
-	s.token = hex.EncodeToString(token)
-	// token,user,uid,"groups"
-	writeSecret(t, s.tokenFile, []byte(s.token+`,admin,admin,"system:masters"`+"\n"))
-	return s
+	return hex.EncodeToString(token)
 }
 
 // newKey returns a new ECDSA P-256 key.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,11 +29,15 @@ type apiServer struct {
 	url        string // https://127.0.0.1:PORT
 	kubeconfig string // a kubeconfig file for its administrator
 	secrets    apiServerSecrets
+	cmd        []string // its command line
+	dir        string   // its files and output
+	proc       *program // the running process
+	starts     int      // how many times it was started
 }
 
 // startAPIServer starts kube-apiserver (from kubeBinDir) on a free loopback
 // port, storing its objects in the etcd at etcdURL under apiServerPrefix,
-// with the keys, certificate and token of writeAPIServerSecrets, and waits
+// with the keys, certificate and tokens of writeAPIServerSecrets, and waits
 // until its /readyz answers ok. It is killed when t ends; its output, kept
 // in a file, is logged if t failed.
 func startAPIServer(t *testing.T, etcdURL string) *apiServer {
@@ -48,31 +53,50 @@ func startAPIServer(t *testing.T, etcdURL string) *apiServer {
 		url:        "https://127.0.0.1:" + strconv.Itoa(port),
 		kubeconfig: filepath.Join(dir, "kubeconfig"),
 		secrets:    s,
+		dir:        dir,
 	}
-	api.writeKubeconfig(t)
-
-	p := startProgram(t, "kube-apiserver", exec.Command(bin,
-		"--etcd-servers="+etcdURL,
-		"--etcd-prefix="+apiServerPrefix,
+	writeKubeconfig(t, api.kubeconfig, api.url, s.caPEM, "admin", s.token)
+	api.cmd = []string{bin,
+		"--etcd-servers=" + etcdURL,
+		"--etcd-prefix=" + apiServerPrefix,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
-		"--tls-cert-file="+s.certFile,
-		"--tls-private-key-file="+s.keyFile,
-		"--token-auth-file="+s.tokenFile,
+		"--secure-port=" + strconv.Itoa(port),
+		"--tls-cert-file=" + s.certFile,
+		"--tls-private-key-file=" + s.keyFile,
+		"--token-auth-file=" + s.tokenFile,
 		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-signing-key-file="+s.saKeyFile,
-		"--service-account-key-file="+s.saPubFile,
+		"--service-account-signing-key-file=" + s.saKeyFile,
+		"--service-account-key-file=" + s.saPubFile,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		// No endpoints for the kubernetes Service: its address would be
 		// 127.0.0.1, which an Endpoints object may not hold.
 		"--endpoint-reconciler-type=none",
-		"--cert-dir="+dir,
+		"--cert-dir=" + dir,
 		"--profiling=false",
-	), dir)
-	p.awaitReady(t, 2*time.Minute, api.ready)
+	}
+	api.start(t)
 	return api
+}
+
+// start starts the API server's process, at first or again after stop, on
+// the same port and the same etcd, and waits until its /readyz answers ok.
+func (api *apiServer) start(t *testing.T) {
+	t.Helper()
+	api.starts++
+	name := "kube-apiserver"
+	if api.starts > 1 {
+		name = fmt.Sprintf("kube-apiserver-%d", api.starts)
+	}
+	api.proc = startProgram(t, name, exec.Command(api.cmd[0], api.cmd[1:]...), api.dir)
+	api.proc.awaitReady(t, 2*time.Minute, api.ready)
+}
+
+// stop kills the API server, as a crash or a node going down does.
+func (api *apiServer) stop(t *testing.T) {
+	t.Helper()
+	api.proc.signal(t, syscall.SIGKILL)
 }
 
 // ready returns nil when the API server's /readyz answers ok, else what it
@@ -102,11 +126,11 @@ func (api *apiServer) ready() error {
 	return nil
 }
 
-// writeKubeconfig writes api.kubeconfig: the administrator's token, for
-// the API server at api.url with its certificate as the only one trusted.
+// writeKubeconfig writes a kubeconfig file at path: user's token, for the
+// API server at url with the certificate caPEM as the only one trusted.
 // JSON is YAML, and encodes the certificate's []byte in base64, as the
 // certificate-authority-data field wants it.
-func (api *apiServer) writeKubeconfig(t *testing.T) {
+func writeKubeconfig(t *testing.T, path, url string, caPEM []byte, user, token string) {
 	t.Helper()
 	type named struct {
 		Name    string `json:"name"`
@@ -118,15 +142,15 @@ func (api *apiServer) writeKubeconfig(t *testing.T) {
 		"apiVersion": "v1",
 		"kind":       "Config",
 		"clusters": []named{{Name: "test", Cluster: map[string]any{
-			"server":                     api.url,
-			"certificate-authority-data": api.secrets.caPEM,
+			"server":                     url,
+			"certificate-authority-data": caPEM,
 		}}},
-		"users":           []named{{Name: "admin", User: map[string]string{"token": api.secrets.token}}},
-		"contexts":        []named{{Name: "test", Context: map[string]string{"cluster": "test", "user": "admin"}}},
+		"users":           []named{{Name: user, User: map[string]string{"token": token}}},
+		"contexts":        []named{{Name: "test", Context: map[string]string{"cluster": "test", "user": user}}},
 		"current-context": "test",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeSecret(t, api.kubeconfig, config)
+	writeSecret(t, path, config)
 }

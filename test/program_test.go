@@ -46,6 +46,18 @@ func startProgram(t *testing.T, name string, cmd *exec.Cmd, dir string) *program
 	return p
 }
 
+// signal sends sig to p and waits until it has exited; t fails at once if
+// that takes longer than 15 s.
+func (p *program) signal(t *testing.T, sig os.Signal) {
+	t.Helper()
+	p.cmd.Process.Signal(sig)
+	select {
+	case <-p.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("%s did not exit within 15 s of %v", p.name, sig)
+	}
+}
+
 // awaitReady waits within for ready to return nil, and fails t at once
 // when p exits meanwhile.
 func (p *program) awaitReady(t *testing.T, within time.Duration, ready func() error) {

@@ -30,16 +30,30 @@ type publishLab struct {
 // KUBECONFIG (the API server's administrator) and PUBLISH_NAMESPACE
 // (default).
 func startPublishLab(t *testing.T) *publishLab {
+	l := startPublishLabWithoutCRD(t)
+	l.installCRD(t)
+	return l
+}
+
+// startPublishLabWithoutCRD is startPublishLab with an API server that
+// does not have the DNSEndpoint CRD yet.
+func startPublishLabWithoutCRD(t *testing.T) *publishLab {
 	l := &publishLab{etcd: startEtcd(t)}
 	l.api = startAPIServer(t, l.etcd.Endpoint())
 	l.k = newKubectl(t, l.api)
-	l.k.run(t, nil, "apply", "-f", dnsEndpointCRD(t))
-	l.k.run(t, nil, "wait", "--for=condition=established", "crd/dnsendpoints.externaldns.k8s.io", "--timeout=1m")
 	l.k.run(t, nil, "wait", "--for=create", "namespace/default", "--timeout=1m")
 	l.env, _ = exampleEnv(t, l.etcd)
 	l.env["KUBECONFIG"] = l.api.kubeconfig
 	l.env["PUBLISH_NAMESPACE"] = "default"
 	return l
+}
+
+// installCRD installs external-dns's DNSEndpoint CRD, and waits until the
+// API server serves it.
+func (l *publishLab) installCRD(t *testing.T) {
+	t.Helper()
+	l.k.run(t, nil, "apply", "-f", dnsEndpointCRD(t))
+	l.k.run(t, nil, "wait", "--for=condition=established", "crd/dnsendpoints.externaldns.k8s.io", "--timeout=1m")
 }
 
 // publishedObject is a DNSEndpoint object as the API server holds it.

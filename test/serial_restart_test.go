@@ -80,12 +80,7 @@ func (p *restartedPrimary) start(global, hide, dnssec string) {
 	t := p.t
 	t.Helper()
 	if p.proc != nil {
-		p.proc.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.proc.exited:
-		case <-time.After(15 * time.Second):
-			t.Fatal("the primary did not stop within 15 s of SIGTERM")
-		}
+		p.proc.signal(t, syscall.SIGTERM)
 	}
 	host, port, _ := strings.Cut(p.addr, ":")
 	corefile := strings.NewReplacer("PORT", port, "HOST", host, "METRICS", p.metrics, "GLOBAL", global, "HIDE", hide, "DNSSEC", dnssec,

@@ -75,7 +75,7 @@ func (r *run) run(ctx context.Context) {
 				leader.WithLabelValues(r.server).Set(0)
 				forgetPublished(r.server)
 				if ctx.Err() == nil {
-					log.Warningf("lost Lease %s: another replica writes", r.leaseName)
+					log.Warningf("lost Lease %s: not renewed within %s; campaigning again", r.leaseName, r.leaseDuration*2/3)
 				}
 			},
 			OnNewLeader: func(id string) {

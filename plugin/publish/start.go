@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -110,7 +111,7 @@ func (p *Publish) stop() error {
 
 // errorf returns a start-up error naming the directive's place.
 func (p *Publish) errorf(format string, args ...any) error {
-	return fmt.Errorf("%s: %s: %s", pluginName, p.where, fmt.Sprintf(format, args...))
+	return plugin.Error(pluginName, fmt.Errorf("%s: %s", p.where, fmt.Sprintf(format, args...)))
 }
 
 // identity returns this replica's name in the Lease: its host's name and a
