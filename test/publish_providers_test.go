@@ -121,8 +121,15 @@ func TestPublishProviders(t *testing.T) {
 // format, sorted, with defaultTTL where an endpoint has none.
 func publishedRecords(t *testing.T, defaultTTL uint32) []string {
 	t.Helper()
+	return recordsOf(t, publishedEndpoints, defaultTTL)
+}
+
+// recordsOf returns the records of eps in presentation format, sorted,
+// with defaultTTL where an endpoint has none.
+func recordsOf(t *testing.T, eps []*wire.Endpoint, defaultTTL uint32) []string {
+	t.Helper()
 	var rrs []string
-	for _, ep := range publishedEndpoints {
+	for _, ep := range eps {
 		ttl := uint32(ep.RecordTTL)
 		if ep.RecordTTL == 0 {
 			ttl = defaultTTL
