@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 	"github.com/globaladdr/globaladdr/internal/nameserver"
 
 	"github.com/miekg/dns"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -30,17 +28,12 @@ func uplinkHost(i int) string { return fmt.Sprintf("h%05d.example.com.", i) }
 // hundred in one transaction.
 func putUplinkHosts(t *testing.T, etcd *etcdtest.Server) {
 	t.Helper()
-	var ops []clientv3.Op
+	values := map[string]string{}
 	for i := range uplinkHosts {
 		key := externaldns.Key("/skydns", strings.TrimSuffix(uplinkHost(i), ".")) + "/1a2b3c4d"
-		ops = append(ops, clientv3.OpPut(key, fmt.Sprintf(`{"host":"10.30.%d.%d","targetstrip":1}`, i>>8, i&0xff)))
-		if len(ops) == 100 || i == uplinkHosts-1 {
-			if _, err := etcd.Client().Txn(context.Background()).Then(ops...).Commit(); err != nil {
-				t.Fatal(err)
-			}
-			ops = ops[:0]
-		}
+		values[key] = fmt.Sprintf(`{"host":"10.30.%d.%d","targetstrip":1}`, i>>8, i&0xff)
 	}
+	putKeysInTxns(t, etcd, values)
 }
 
 // incremental reports whether a secondary's log shows that its last

@@ -21,11 +21,17 @@ const (
 // can't hold.
 var notInName = regexp.MustCompile(`[^a-z0-9.-]+`)
 
+// aroundDot are the dots of a name with the dots and dashes around them:
+// each label of a Kubernetes name begins and ends with a letter or digit.
+var aroundDot = regexp.MustCompile(`[.-]*\.[.-]*`)
+
 // nameOf returns s lower case as a Kubernetes name (and label value) may
 // have it, at most max characters: other characters become '-', and the
-// ends are letters or digits; the root or nothing is "root".
+// ends of the name and of each of its labels are letters or digits; the
+// root or nothing is "root".
 func nameOf(s string, max int) string {
 	s = notInName.ReplaceAllString(strings.ToLower(strings.TrimSuffix(s, ".")), "-")
+	s = aroundDot.ReplaceAllString(s, ".")
 	if len(s) > max {
 		s = s[:max]
 	}

@@ -55,6 +55,10 @@ type zoneSource interface {
 	// Serial returns the zone's serial as Transfer would send it, and
 	// false while it has none to send.
 	Serial(zone string) (uint32, bool)
+	// Ready reports whether every zone is loaded. Its first true comes
+	// after etcdzone's start, which runs after publish's: only then may
+	// Serial and Transfer be asked.
+	Ready() bool
 }
 
 // Name implements plugin.Handler.

@@ -35,8 +35,10 @@ type run struct {
 }
 
 // run waits until the API server has the CRD and grants the RBAC, saying
-// what is missing meanwhile, then campaigns for the Lease until ctx ends,
-// and publishes while it holds it.
+// what is missing meanwhile, and until the zones are loaded, then
+// campaigns for the Lease until ctx ends, and publishes while it holds it.
+// A replica whose zones are not loaded does not campaign: holding the
+// Lease, it would publish nothing.
 func (r *run) run(ctx context.Context) {
 	var last string
 	for {
@@ -55,8 +57,13 @@ func (r *run) run(ctx context.Context) {
 			return
 		}
 	}
-	log.Infof("API server %s: DNSEndpoint objects of namespace %s; campaigning for Lease %s as %s", r.host, r.namespace, r.leaseName, r.identity)
 	r.ready.Store(true)
+	for !r.src.Ready() {
+		if !wait.For(ctx, pollEvery) {
+			return
+		}
+	}
+	log.Infof("API server %s: DNSEndpoint objects of namespace %s; campaigning for Lease %s as %s", r.host, r.namespace, r.leaseName, r.identity)
 
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock: &resourcelock.LeaseLock{

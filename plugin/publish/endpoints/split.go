@@ -12,29 +12,23 @@ import (
 // goes to the part its hash chooses, with all its types: a change of a
 // name rewrites one part, and a name never moves while the number of
 // parts stays. There is always at least one part, empty when eps is. A
-// single endpoint larger than budget still gets a part: the number of
-// parts stops growing when more would not make any part smaller.
+// name whose endpoints alone take more than budget still gets a part, with
+// the names that share it: the part it is in may then take more than
+// budget, and the number of parts grows only as the other names need.
 func Split(eps []wire.Endpoint, budget int) [][]wire.Endpoint {
 	sizes := make([]int, len(eps))
 	hashes := make([]uint32, len(eps))
+	nameSize := map[uint32]int{}
 	for i := range eps {
 		b, _ := json.Marshal(&eps[i]) // plain strings and numbers: no error
 		sizes[i] = len(b) + 1         // and a comma
-		h := fnv.New32a()
-		h.Write([]byte(eps[i].DNSName))
-		hashes[i] = h.Sum32()
+		hashes[i] = hashOf(eps[i].DNSName)
+		nameSize[hashes[i]] += sizes[i]
 	}
 	n := 1
-	for {
-		largest, total := 0, make([]int, n)
-		for i := range eps {
-			p := hashes[i] & uint32(n-1)
-			total[p] += sizes[i]
-			largest = max(largest, total[p])
-		}
-		if largest <= budget || n >= len(eps) {
-			break
-		}
+	// More parts than endpoints would not make any part smaller: the
+	// bound ends the search for names whose hashes are equal.
+	for n < len(eps) && !fits(hashes, sizes, nameSize, n, budget) {
 		n *= 2
 	}
 	parts := make([][]wire.Endpoint, n)
@@ -43,4 +37,30 @@ func Split(eps []wire.Endpoint, budget int) [][]wire.Endpoint {
 		parts[p] = append(parts[p], eps[i])
 	}
 	return parts
+}
+
+// fits reports whether n parts hold the endpoints of hashes and sizes
+// within budget, but for a part that holds a name (a hash, of nameSize)
+// larger than budget by itself, which more parts would not bring within
+// it.
+func fits(hashes []uint32, sizes []int, nameSize map[uint32]int, n, budget int) bool {
+	total, oversize := make([]int, n), make([]bool, n)
+	for i, h := range hashes {
+		p := h & uint32(n-1)
+		total[p] += sizes[i]
+		oversize[p] = oversize[p] || nameSize[h] > budget
+	}
+	for p := range total {
+		if total[p] > budget && !oversize[p] {
+			return false
+		}
+	}
+	return true
+}
+
+// hashOf returns the hash of name that chooses its part.
+func hashOf(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return h.Sum32()
 }

@@ -1,0 +1,90 @@
+package publish
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// zoneNames are zones and server block keys whose names must become valid
+// Kubernetes names and label values.
+var zoneNames = []string{
+	"example.com.",
+	"Example.COM",
+	".",
+	"",
+	"xn--bcher-kva.example.",
+	"_tcp.example.com.",
+	"a._b.example.com.",
+	"a-.-b.example.com.",
+	`a\.b.example.com.`,
+	`a\032b.example.com.`,
+	"*.example.com.",
+	"example.com:53",
+	"[::1]:53",
+	"tls://example.com:853",
+	strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 61) + ".",
+	strings.Repeat("a.", 126),
+	strings.Repeat("a-", 40) + "a.example.com.",
+}
+
+func TestNameOf(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"example.com.", 63, "example.com"},
+		{"Example.COM", 63, "example.com"},
+		{".", 63, "root"},
+		{"", 63, "root"},
+		{"example.com:53", 63, "example.com-53"},
+		{"_acme.example.com.", 63, "acme.example.com"},
+		{"a_b.example.com.", 63, "a-b.example.com"},
+		{"a._b.example.com.", 63, "a.b.example.com"},
+		{"example.com.", 7, "example"},
+		{"example.com.", 8, "example"},
+		{"ab-cd.example", 3, "ab"},
+	} {
+		if got := nameOf(tc.in, tc.max); got != tc.want {
+			t.Errorf("nameOf(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}
+
+func TestObjectName(t *testing.T) {
+	if got, want := objectName("Example.COM.", "53", 3), "globaladdr.example.com.53.3"; got != want {
+		t.Errorf("objectName = %q, want %q", got, want)
+	}
+	for _, zone := range zoneNames {
+		for _, name := range []string{objectName(zone, "53", 1023), leaseName([]string{zone}, "53")} {
+			if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+				t.Errorf("zone %q: %q is no Kubernetes name: %s", zone, name, strings.Join(errs, "; "))
+			}
+		}
+	}
+}
+
+func TestLabelsOf(t *testing.T) {
+	want := map[string]string{managedByLabel: managedBy, zoneLabel: "example.com", blockLabel: "example.com-53"}
+	got := labelsOf("Example.com", "example.com:53")
+	if len(got) != len(want) {
+		t.Errorf("labels %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("label %s = %q, want %q", k, got[k], v)
+		}
+	}
+	for _, zone := range zoneNames {
+		for key, value := range labelsOf(zone, zone) {
+			if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+				t.Errorf("label key %q: %s", key, strings.Join(errs, "; "))
+			}
+			if errs := validation.IsValidLabelValue(value); len(errs) > 0 || value == "" {
+				t.Errorf("zone %q: label %s=%q is no label value: %s", zone, key, value, strings.Join(errs, "; "))
+			}
+		}
+	}
+}
