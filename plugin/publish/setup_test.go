@@ -76,7 +76,7 @@ func TestParse(t *testing.T) {
 	if want := map[string]string{"team": "dns", "view": "external"}; !maps.Equal(p.labels, want) {
 		t.Errorf("labels %v, want %v", p.labels, want)
 	}
-	if p.block != "example.com:53" || p.where != "Testfile:1" {
+	if p.block != "example.com-53" || p.where != "Testfile:1" {
 		t.Errorf("block %q, where %q", p.block, p.where)
 	}
 }
