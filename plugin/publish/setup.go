@@ -31,6 +31,7 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
+	routeClientLog()
 	cfg := dnsserver.GetConfig(c)
 	c.OnStartup(func() error { return p.start(cfg) })
 	c.OnRestart(p.stop)
