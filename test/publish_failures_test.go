@@ -164,6 +164,7 @@ func awaitWriter(t *testing.T, replicas ...*publishReplica) *publishReplica {
 // duplicate object or endpoint. Stopped (SIGTERM, as Kubernetes stops a
 // pod), a replica deletes nothing, and gives the Lease up.
 func TestPublishReplicas(t *testing.T) {
+	t.Parallel()
 	coredns := builtCoreDNS(t)
 	l := startPublishLab(t)
 	putRecords(t, l.etcd, a("app."+exampleDomain, exampleInternal), publicA("pub."+exampleDomain, "198.51.100.7"))
@@ -218,6 +219,7 @@ const apiOutage = 30 * time.Second
 // throughout, and once the API server is back the objects converge to the
 // view, in the same objects, no name lost and none twice.
 func TestPublishAPIOutage(t *testing.T) {
+	t.Parallel()
 	l := startPublishLab(t)
 	putRecords(t, l.etcd,
 		publicA("kept."+exampleDomain, "198.51.100.1"),

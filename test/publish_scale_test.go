@@ -106,6 +106,7 @@ func scaleZone(t *testing.T, etcd *etcdtest.Server) []*wire.Endpoint {
 // publication and external-dns's synchronization take, and the objects'
 // number and largest size.
 func TestPublishScale(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("30,000 hosts")
 	}

@@ -10,15 +10,15 @@ import (
 
 // clientLog passes what client-go logs (the Lease election's attempts, and
 // its failures while the API server is away) into CoreDNS's log, as
-// publish's, instead of klog's own lines on standard error. CoreDNS's
-// kubernetes plugin does the same for its own: klog has one logger per
-// process, and the last block set up names it.
+// publish's, instead of klog's own lines on standard error. klog has one
+// logger per process, which may be set only before any goroutine logs:
+// publish sets it when the program starts, and CoreDNS's kubernetes plugin,
+// when a Corefile has it, sets its own.
 type clientLog struct {
 	values []any
 }
 
-// routeClientLog has klog log through clientLog.
-func routeClientLog() { klog.SetLogger(logr.New(&clientLog{})) }
+func init() { klog.SetLogger(logr.New(&clientLog{})) }
 
 // Init implements logr.LogSink.
 func (*clientLog) Init(logr.RuntimeInfo) {}

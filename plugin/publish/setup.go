@@ -31,7 +31,6 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
-	routeClientLog()
 	cfg := dnsserver.GetConfig(c)
 	c.OnStartup(func() error { return p.start(cfg) })
 	c.OnRestart(p.stop)
