@@ -28,9 +28,12 @@ const (
 )
 
 // pipelineFlags are the flags external-dns runs with in the webhook
-// pipeline test besides runExternalDNS's: it reads DNSEndpoints too, and
+// pipeline test besides runExternalDNS's: it reads DNSEndpoints besides the
+// Ingresses and Services (given, the sources replace runExternalDNS's), and
 // manages TXT records besides its default A, AAAA and CNAME.
 var pipelineFlags = []string{
+	"--source=ingress",
+	"--source=service",
 	"--source=crd",
 	"--managed-record-types=A",
 	"--managed-record-types=AAAA",
