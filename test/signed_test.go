@@ -220,6 +220,7 @@ func checkIXFR(t *testing.T, addr string, soa *dns.SOA) {
 // answers securely for 70 s, and NSD's signatures are never about to
 // expire, also while etcd is down for 46 s, longer than a validity.
 func TestSignedPrimaryRefresh(t *testing.T) {
+	t.Parallel() // it waits on the clock, for signatures to expire and be refreshed
 	key, keyFile := writeKey(t, "example.com.")
 	etcd, nsd := startSignedNSD(t, keyFile, "\t\tdnssec_validity 40s\n\t\tdnssec_refresh 25s\n\t\tdnssec_jitter 3s\n")
 	unbound := nameserver.StartUnbound(t, nameserver.FreeLoopbackAddr(t), "example.com.", nsd.Addr, dsOf(key))
