@@ -137,7 +137,9 @@ func (p *Publish) addLabel(a string) error {
 // blockOf returns the server block key as the objects' label names the
 // block: its zone without the final dot, and its port (example.com-53).
 func blockOf(key string) string {
-	key = strings.TrimPrefix(key, "dns://")
+	if _, rest, ok := strings.Cut(key, "://"); ok {
+		key = rest
+	}
 	if host, port, err := net.SplitHostPort(key); err == nil {
 		return strings.TrimSuffix(host, ".") + "-" + port
 	}

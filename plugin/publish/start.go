@@ -32,12 +32,15 @@ func (p *Publish) start(cfg *dnsserver.Config) error {
 	if !ok {
 		return p.errorf("no etcdzone in this server block: publish publishes the zones etcdzone serves")
 	}
+	if cfg.Handler("globaladdr") == nil {
+		return p.errorf("no globaladdr in this server block: publish publishes an external view, and without globaladdr the zone holds the internal addresses")
+	}
 	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: p.kubeconfig}
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: p.context})
 	rc, err := loader.ClientConfig()
 	if err != nil {
 		if p.kubeconfig == "" {
-			return p.errorf("no kubeconfig given, and not in a cluster: %v", err)
+			return p.errorf("not in a cluster (no service account): give kubeconfig FILE")
 		}
 		return p.errorf("kubeconfig %s: %v", p.kubeconfig, err)
 	}

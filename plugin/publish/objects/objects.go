@@ -50,8 +50,8 @@ type spec struct {
 }
 
 // Apply makes the set's objects hold want, object name to endpoints: it
-// creates the objects missing, updates those whose endpoints or labels
-// differ, and deletes the set's objects want does not name. It leaves
+// creates the objects missing, then updates those whose endpoints or labels
+// differ, then deletes the set's objects want does not name. It leaves
 // alone an object equal to what it should be, and the status that
 // external-dns writes. The first error ends it; what it wrote until then
 // stays, and the next Apply finishes the work.
@@ -66,23 +66,34 @@ func (s *Set) Apply(ctx context.Context, want map[string][]wire.Endpoint) (Write
 	for i := range list.Items {
 		have[list.Items[i].GetName()] = &list.Items[i]
 	}
-	for _, name := range slices.Sorted(maps.Keys(want)) {
-		obj, err := s.object(name, want[name])
-		if err != nil {
-			return w, err
-		}
-		old := have[name]
-		switch {
-		case old == nil:
-			_, err = client.Create(ctx, obj, metav1.CreateOptions{})
-			w.Created++
-		case !s.same(old, want[name]):
-			obj.SetResourceVersion(old.GetResourceVersion())
-			_, err = client.Update(ctx, obj, metav1.UpdateOptions{})
-			w.Updated++
-		}
-		if err != nil {
-			return w, fmt.Errorf("writing DNSEndpoint %s/%s: %w", s.Namespace, name, err)
+	// The objects missing first, then those that differ, then those no
+	// longer wanted: when the endpoints spread over more objects, a name
+	// moves into a new object before it leaves its old one, so a write cut
+	// short leaves it in two, never in none.
+	for _, creating := range []bool{true, false} {
+		for _, name := range slices.Sorted(maps.Keys(want)) {
+			old := have[name]
+			if creating != (old == nil) || old != nil && s.same(old, want[name]) {
+				continue
+			}
+			obj, err := s.object(name, want[name])
+			if err != nil {
+				return w, err
+			}
+			if creating {
+				_, err = client.Create(ctx, obj, metav1.CreateOptions{})
+			} else {
+				obj.SetResourceVersion(old.GetResourceVersion())
+				_, err = client.Update(ctx, obj, metav1.UpdateOptions{})
+			}
+			if err != nil {
+				return w, fmt.Errorf("writing DNSEndpoint %s/%s: %w", s.Namespace, name, err)
+			}
+			if creating {
+				w.Created++
+			} else {
+				w.Updated++
+			}
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(have)) {
@@ -90,7 +101,10 @@ func (s *Set) Apply(ctx context.Context, want map[string][]wire.Endpoint) (Write
 			continue
 		}
 		err := client.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: new(have[name].GetResourceVersion())}})
-		if err != nil && !apierrors.IsNotFound(err) {
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
 			return w, fmt.Errorf("deleting DNSEndpoint %s/%s: %w", s.Namespace, name, err)
 		}
 		w.Deleted++
