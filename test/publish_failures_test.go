@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -313,6 +314,16 @@ func TestPublishNotReady(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("start-up: %v, want an error saying %q", err, want)
 			}
+		}
+	})
+	t.Run("no globaladdr", func(t *testing.T) {
+		// A LAN view published would send its internal addresses out.
+		corefile := regexp.MustCompile(`(?s)\n\s*globaladdr [^}]*}`).ReplaceAllString(publishCorefileFor(l, l.api.kubeconfig), "")
+		if strings.Contains(corefile, "globaladdr ") {
+			t.Fatalf("the Corefile still has globaladdr:\n%s", corefile)
+		}
+		if _, err := tryStartCoreDNS(t, corefile); err == nil || !strings.Contains(err.Error(), "no globaladdr in this server block") {
+			t.Errorf("start-up without globaladdr: %v", err)
 		}
 	})
 }
