@@ -53,6 +53,7 @@ var amplificationTypes = []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeSRV, dns.Type
 // nothing back beyond rrl's few full answers but slips the size of the
 // query.
 func TestAmplification(t *testing.T) {
+	t.Parallel()
 	etcd := startEtcd(t)
 	zones := []struct {
 		name    string

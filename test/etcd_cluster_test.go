@@ -278,6 +278,7 @@ func (l *clusterLab) memberAddrs() []string {
 // catches up after). The second replica has a short SOA expire (20 s): cut
 // off for longer, it answers SERVFAIL and is not ready, until it is back.
 func TestEtcdCluster(t *testing.T) {
+	t.Parallel()
 	l := startClusterLab(t, func(corefile string) string {
 		return strings.Replace(corefile, "ns {$NS}", "ns {$NS}\n        expire 20", 1)
 	})

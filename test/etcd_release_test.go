@@ -123,8 +123,10 @@ func startLeastPrivilege(t *testing.T, lab *etcdlab.Lab) *coreDNS {
 // the token expired and after the writer was deleted and created again; an
 // UPDATE that etcd refuses (a read-only user) leaves no lease behind.
 func TestEtcdReleases(t *testing.T) {
+	t.Parallel()
 	for _, r := range etcdReleases {
 		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
 			lab := etcdlab.StartLab(t, r.bin(t), "--auth-token-ttl", "3")
 			c := startLeastPrivilege(t, lab)
 			update := func(what, text string) {
