@@ -34,6 +34,7 @@ func TestDifferentialBINDTwoUplinks(t *testing.T) {
 // TestDifferentialBINDRandom is TestDifferentialBIND on random zones, from
 // fixed seeds.
 func TestDifferentialBINDRandom(t *testing.T) {
+	t.Parallel()
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			etcd := startEtcd(t)

@@ -22,6 +22,7 @@ import (
 // deletion, as a replica that saw it happen publishes, never earlier, and
 // never later.
 func TestEtcdzoneDeletionBeforeStart(t *testing.T) {
+	t.Parallel()
 	lab := etcdlab.StartLab(t, prereq.Program(t, "etcd", "etcd-server"))
 	lab.AddUser(t, "reader", "reader-secret", etcdlab.Perm{Prefix: "/skydns/"})
 	putRecords2(t, lab, a("app.example.com", "192.168.0.51"), a("old.example.com", "192.168.0.52"))

@@ -103,6 +103,7 @@ var hiddenPrimaryPolicy = &viewcheck.Policy{Internal: viewcheck.DefaultInternal,
 // transfer from each of them holds no internal address, no hidden name and
 // no ownership record.
 func TestHiddenPrimarySecondaries(t *testing.T) {
+	t.Parallel()
 	bindAddr, nsdAddr, knotAddr := nameserver.FreeLoopbackAddr(t), nameserver.FreeLoopbackAddr(t), nameserver.FreeLoopbackAddr(t)
 	primary, etcd, _ := startHiddenPrimary(t, bindAddr, nsdAddr, knotAddr)
 	ref := nameserver.Primary{Zone: "example.com.", Addr: primary.Addr("primary"), Key: nameserver.TestKey}
@@ -207,6 +208,7 @@ func checkCopies(t *testing.T, secondaries []*nameserver.Server, names ...string
 // after a restart. Watchers end with the
 // server: nothing of etcdzone is left running.
 func TestHiddenPrimarySerial(t *testing.T) {
+	t.Parallel()
 	before := goroutines.Take()
 	primary, etcd, corefile := startHiddenPrimary(t, "*")
 	addr := primary.Addr("primary")
@@ -506,6 +508,7 @@ func TestEtcdzoneStartErrors(t *testing.T) {
 // TestHiddenPrimaryEtcdRestart checks that the watch of the zone survives an
 // etcd restart: a record written afterwards moves the serial.
 func TestHiddenPrimaryEtcdRestart(t *testing.T) {
+	t.Parallel()
 	primary, etcd, _ := startHiddenPrimary(t, "*")
 	addr := primary.Addr("primary")
 	serial := soaSerial(t, addr, "example.com.")
@@ -525,6 +528,7 @@ func TestHiddenPrimaryEtcdRestart(t *testing.T) {
 // TestHiddenPrimaryLargeSignedTransfer transfers a zone too large for one
 // message with TSIG: every envelope, rewritten by globaladdr, stays signed.
 func TestHiddenPrimaryLargeSignedTransfer(t *testing.T) {
+	t.Parallel()
 	primary, etcd, _ := startHiddenPrimary(t, "*")
 	const hosts = 3000 // about 100 KB: at least two envelopes
 	for i := range hosts {

@@ -138,6 +138,7 @@ func answersSOA(addr string) error {
 // serial, and nothing is transferred. Two replicas of one Corefile,
 // restarted one after the other, publish the same serial.
 func TestRestartMovesSecondaries(t *testing.T) {
+	t.Parallel()
 	coredns := builtCoreDNS(t)
 	keys := t.TempDir()
 	_, keyPrefix := writeKeyIn(t, keys, "example.com.", 257)

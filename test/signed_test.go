@@ -292,6 +292,7 @@ func writeKeyIn(t *testing.T, dir, zone string, flags uint16) (*dns.DNSKEY, stri
 // are published, then sign; the old one's removed retire it. No answer is
 // SERVFAIL or insecure at any point.
 func TestSignedPrimaryZSKRollover(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ksk, _ := writeKeyIn(t, dir, "example.com.", 257)
 	_, oldZSK := writeKeyIn(t, dir, "example.com.", 256)

@@ -137,6 +137,7 @@ func TestSourceFileServfailThenReady(t *testing.T) {
 // TestSourceEtcdServfailThenReady watches a key through the connection of the
 // block's etcd plugin.
 func TestSourceEtcdServfailThenReady(t *testing.T) {
+	t.Parallel()
 	const key = "/globaladdr/wan"
 	c, etcd := startSourcesView(t, "from etcd "+key)
 	ctx := context.Background()

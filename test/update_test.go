@@ -231,6 +231,7 @@ func TestUpdateHiddenChallenge(t *testing.T) {
 // TestUpdateLease writes a challenge that its client never deletes: it is
 // gone when its lease ends.
 func TestUpdateLease(t *testing.T) {
+	t.Parallel()
 	c, etcd := startUpdates(t, "10s")
 	const name = "_acme-challenge.app.example.com."
 	if rcode := sendUpdate(t, "udp", c.Addr("lan"), challengeUpdate(nil, name+" forgotten"), &nameserver.TestKey); rcode != dns.RcodeSuccess {

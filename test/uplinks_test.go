@@ -65,6 +65,7 @@ func incremental(name, log string) bool {
 // secondary applies it by an incremental transfer (RFC 1995), as its log
 // says, and answers it.
 func TestHiddenPrimaryTwoUplinks(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("30,000 hosts")
 	}
