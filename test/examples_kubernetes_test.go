@@ -109,8 +109,8 @@ func checkCoreDNSPod(t *testing.T, d *appsv1.Deployment) {
 // naming the mounted Corefile.
 func checkCoreDNSContainer(t *testing.T, pod corev1.PodSpec, c corev1.Container) {
 	t.Helper()
-	if !strings.Contains(c.Image, "/coredns-globaladdr:") {
-		t.Errorf("image %q is not coredns-globaladdr's", c.Image)
+	if !strings.Contains(c.Image, "/coredns-globaladdr:") && !strings.HasPrefix(c.Image, "ghcr.io/globaladdr/globaladdr:") {
+		t.Errorf("image %q is neither coredns-globaladdr's nor the release's", c.Image)
 	}
 	if pod.SecurityContext == nil || !ptrTrue(pod.SecurityContext.RunAsNonRoot) {
 		t.Error("the pod may run as root: runAsNonRoot is not set")

@@ -30,7 +30,7 @@ var chartCases = []chartCase{
 	{values: "hidden-primary-values.yaml", example: "hidden-primary.Corefile", removed: etcdSecurity(1)},
 	{
 		values: "ports-values.yaml", example: "single-process.Corefile",
-		added:   []string{"from file /etc/globaladdr/addresses", "map 192.168.0.60 198.51.100.60", "hide internal.example.com"},
+		added:   []string{"fallthrough", "from file /etc/globaladdr/addresses", "map 192.168.0.60 198.51.100.60", "hide internal.example.com"},
 		removed: etcdSecurity(2),
 	},
 	{
@@ -59,6 +59,12 @@ var chartCases = []chartCase{
 		values: "publish-values.yaml", example: "publish.Corefile",
 		added:   []string{"namespace default", "lease globaladdr-example-com 20s", "labels site=home"},
 		removed: append(etcdSecurity(1), "kubeconfig {$KUBECONFIG}", "namespace {$PUBLISH_NAMESPACE}"),
+	},
+	{
+		// The certificate's and the keys' files are the Secrets' volumes.
+		values: "xot-values.yaml", example: "xot-primary.Corefile",
+		added:   []string{"tls /etc/globaladdr-xot/tls.crt /etc/globaladdr-xot/tls.key", "dnssec /etc/globaladdr-dnssec/", "source 192.0.2.53"},
+		removed: append([]string{"tls {$TLS_CERT} {$TLS_KEY}"}, etcdSecurity(1)...),
 	},
 	{
 		values: "uplink-values.yaml", example: "uplink.Corefile",
@@ -100,6 +106,7 @@ var exampleValues = map[string]string{
 	"HEALTH_PORT":   "containerPorts.health",
 	"READY_PORT":    "containerPorts.ready",
 	"METRICS_PORT":  "containerPorts.metrics",
+	"XOT_PORT":      "hiddenPrimary.xot.port",
 	"ROUTER":        "globaladdr.from.natpmp.gateway",
 	"INTERFACE":     "globaladdr.mapFrom.0.interface",
 	"ULA_PREFIX":    "globaladdr.mapFrom.0.from",

@@ -22,13 +22,27 @@ type cluster struct {
 // written into temporary directories (the release's ConfigMaps and those of
 // k, and k's Secrets), which replace their mount paths in the Corefile; its
 // {$NAME} placeholders are the container's environment, from plain values
-// and k's Secrets; its ports are placeholders (withPortPlaceholders, and
-// {port:external} for the port of that name, if any). t fails when a
-// volume, a key or a variable is missing.
+// and k's Secrets (inPod); its ports are placeholders (withPortPlaceholders,
+// and {port:external} and {port:xot} for the ports of those names, if any).
+// t fails when a volume, a key or a variable is missing.
 func (r *release) podCorefile(t *testing.T, d *appsv1.Deployment, k cluster) string {
 	t.Helper()
 	c := d.Spec.Template.Spec.Containers[0]
-	corefile := r.corefile(t, d)
+	corefile := withPortPlaceholders(t, r.inPod(t, d, k, r.corefile(t, d)), c)
+	for _, p := range c.Ports {
+		if p.Name == "external" || p.Name == "xot" {
+			corefile = strings.ReplaceAll(corefile, fmt.Sprintf(":%d {", p.ContainerPort), ":{port:"+p.Name+"} {")
+		}
+	}
+	return corefile
+}
+
+// inPod returns corefile as d's container would read it: its volumes written
+// into temporary directories that replace their mount paths, and its {$NAME}
+// placeholders replaced by the container's environment (see podCorefile).
+func (r *release) inPod(t *testing.T, d *appsv1.Deployment, k cluster, corefile string) string {
+	t.Helper()
+	c := d.Spec.Template.Spec.Containers[0]
 	for _, m := range c.VolumeMounts {
 		dir := t.TempDir()
 		for path, content := range r.volumeFiles(t, d, m.Name, k) {
@@ -45,12 +59,6 @@ func (r *release) podCorefile(t *testing.T, d *appsv1.Deployment, k cluster) str
 	}
 	if m := envPlaceholder.FindString(corefile); m != "" {
 		t.Fatalf("the Corefile uses %s, which the container's environment lacks", m)
-	}
-	corefile = withPortPlaceholders(t, corefile, c)
-	for _, p := range c.Ports {
-		if p.Name == "external" {
-			corefile = strings.ReplaceAll(corefile, fmt.Sprintf(":%d {", p.ContainerPort), ":{port:external} {")
-		}
 	}
 	return corefile
 }

@@ -23,6 +23,7 @@ type release struct {
 	serviceAccounts map[string]*corev1.ServiceAccount
 	roles           map[string]*rbacv1.Role
 	roleBindings    map[string]*rbacv1.RoleBinding
+	pods            map[string]*corev1.Pod // helm test's
 	// docs are the manifests as helm rendered them, one object each.
 	docs []string
 }
@@ -47,6 +48,7 @@ func decodeRelease(t *testing.T, rendered string) *release {
 		serviceAccounts: map[string]*corev1.ServiceAccount{},
 		roles:           map[string]*rbacv1.Role{},
 		roleBindings:    map[string]*rbacv1.RoleBinding{},
+		pods:            map[string]*corev1.Pod{},
 	}
 	for _, doc := range helmDocs(rendered) {
 		if err := r.decode([]byte(doc)); err != nil {
@@ -87,6 +89,8 @@ func (r *release) decode(doc []byte) error {
 		return decodeInto(doc, r.roles)
 	case "rbac.authorization.k8s.io/v1 RoleBinding":
 		return decodeInto(doc, r.roleBindings)
+	case "v1 Pod":
+		return decodeInto(doc, r.pods)
 	default:
 		return r.manifests.decode(doc)
 	}

@@ -3,6 +3,7 @@ package test
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"strconv"
@@ -26,21 +27,22 @@ import (
 // TestCorefileExamples asks (the internal address and a forwarded name in
 // the LAN view; the global address, from whichever source the values give,
 // and a refused name in the external view; a transfer by a secondary of the
-// hidden primary), and that the hidden names do not exist outside, then
-// what the probes and Prometheus would. The publish values file's pod is
+// hidden primary, signed, also over TLS), and that the hidden names do
+// not exist outside, then what the probes and Prometheus would, and runs
+// the release's helm test against it (helm_hook_test.go), which must fail
+// against a view that leaks or is down. The publish values file's pod is
 // made, not started: outside a cluster it has no API server to write to.
+// With webhook.enabled, the webhook sidecar's Corefile starts too, against
+// the values' etcd.
 func TestHelmServe(t *testing.T) {
 	helm(t)
+	busybox(t)
 	etcd := startEtcd(t)
 	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal), a("db.internal."+exampleDomain, "192.168.0.70"))
 	putGlobal(t, etcd, exampleGlobal)
 	upstream := startCoreDNS(t, upstreamCorefile)
 	secondary := nameserver.FreeLoopbackAddr(t)
-	site := writeValues(t, fmt.Sprintf(`
-etcd: {endpoints: [%s]}
-lan: {upstream: [%s], networks: [%s/32]}
-hiddenPrimary: {secondaries: [%s]}
-`, etcd.Endpoint(), upstream.Addr("upstream"), lanClient, secondary))
+	site := siteValues(t, etcd.Endpoint(), upstream.Addr("upstream"), secondary)
 	k := testCluster(t)
 
 	for _, c := range chartCases {
@@ -88,8 +90,71 @@ hiddenPrimary: {secondaries: [%s]}
 				checkHidden(t, external, "db."+name)
 			}
 			checkProbes(t, srv, deploy.Spec.Template.Spec.Containers[0])
+			checkChartHelmTest(t, r, values["views"], srv.Addr("dns"), external)
+			if hook, ok := r.configMaps[helmRelease+"-webhook"]; ok {
+				checkChartWebhook(t, r.inPod(t, deploy, k, hook.Data["Corefile"]))
+			}
 		})
 	}
+}
+
+// siteValues writes the values that point the chart at the test's etcd, the
+// LAN's resolver and the secondary, with the helm test's name and NOTIFY's
+// source the address the secondary knows the primary by.
+func siteValues(t *testing.T, etcd, upstream, secondary string) string {
+	t.Helper()
+	return writeValues(t, fmt.Sprintf(`
+etcd: {endpoints: [%s]}
+lan: {upstream: [%s], networks: [%s/32]}
+hiddenPrimary: {secondaries: [%s], notifySource: %s}
+helmTest: {name: app.%s}
+`, etcd, upstream, lanClient, secondary, loopback(internetClient), exampleDomain))
+}
+
+// checkChartHelmTest runs r's helm test against the views of a release of
+// views: the LAN view at lan, the external one at external (with clients,
+// the test asks lan from a LAN client). With ports, it must fail when the
+// external view is the LAN's, which answers the internal address, and
+// when it is down.
+func checkChartHelmTest(t *testing.T, r *release, views any, lan, external string) {
+	t.Helper()
+	served := map[string]string{"external": external}
+	switch views {
+	case "clients":
+		served = map[string]string{"client": lan}
+	case "ports":
+		served["lan"] = lan
+		checkHelmTestFails(t, r, map[string]string{"lan": lan, "external": lan}, "FAIL: the external view ("+lan+") answers app.example.com with internal addresses: "+exampleInternal)
+		checkHelmTestFails(t, r, map[string]string{"lan": lan, "external": closedAddr(t)}, "FAIL: the external view")
+	}
+	checkHelmTestPod(t, r, served)
+}
+
+// closedAddr returns a loopback address and port where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.LocalAddr().String()
+	l.Close()
+	return addr
+}
+
+// checkChartWebhook starts corefile, the webhook sidecar's as the chart
+// renders it (with the pod's files and environment), and asks its API and
+// /healthz what external-dns and the kubelet would.
+func checkChartWebhook(t *testing.T, corefile string) {
+	t.Helper()
+	corefile = strings.NewReplacer("127.0.0.1:8888 {", "127.0.0.1:{httpport:webhook} {", "health :8080", "health :{httpport:webhookhealth}").Replace(corefile)
+	srv := startCoreDNS(t, corefile)
+	api := "http://" + srv.Addr("webhook")
+	checkNegotiation(t, api, exampleDomain)
+	if resp, body := webhookCall(t, "GET", api+"/records", ""); resp.StatusCode != http.StatusOK || !strings.Contains(body, exampleInternal) {
+		t.Errorf("GET /records: %d %s", resp.StatusCode, body)
+	}
+	checkHTTP(t, "http://"+srv.Addr("webhookhealth")+"/healthz", "ok")
 }
 
 // secureSite starts an etcd as operators run it (Debian's etcd-server, TLS
@@ -102,11 +167,7 @@ func secureSite(t *testing.T, upstream, secondary string) (string, cluster) {
 	lab := etcdlab.StartLab(t, prereq.Program(t, "etcd", "etcd-server"))
 	lab.AddUser(t, "coredns", "coredns-secret", etcdlab.Perm{Prefix: "/skydns/"})
 	putRecords2(t, lab, a("app."+exampleDomain, exampleInternal), a("db.internal."+exampleDomain, "192.168.0.70"))
-	site := writeValues(t, fmt.Sprintf(`
-etcd: {endpoints: [%s]}
-lan: {upstream: [%s], networks: [%s/32]}
-hiddenPrimary: {secondaries: [%s]}
-`, lab.Member.ClientURL, upstream, lanClient, secondary))
+	site := siteValues(t, lab.Member.ClientURL, upstream, secondary)
 	k := testCluster(t)
 	k.secrets["etcd-credentials"] = map[string]string{"username": "coredns", "password": "coredns-secret"}
 	k.secrets["etcd-client-tls"] = map[string]string{
@@ -129,10 +190,13 @@ func readFile(t *testing.T, path string) string {
 
 // testCluster returns the Secrets and ConfigMaps that the ci/ values files
 // name: the TSIG keys, etcd's client certificate, its CA's and credentials,
-// and the uplink's address in a ConfigMap.
+// the XoT listener's certificate, the zone's signing key (a CSK), and the
+// uplink's address in a ConfigMap.
 func testCluster(t *testing.T) cluster {
 	ca := testpki.NewCA(t, "etcd")
 	client := ca.Issue(t, "coredns")
+	xot := writeXoTCerts(t)
+	_, csk := writeKeyIn(t, t.TempDir(), dns.Fqdn(exampleDomain), 257)
 	return cluster{
 		secrets: map[string]map[string]string{
 			"globaladdr-tsig":  {"secret": nameserver.TestKey.Secret},
@@ -143,6 +207,8 @@ func testCluster(t *testing.T) cluster {
 				"tls.key": readFile(t, client.KeyFile),
 				"ca.crt":  readFile(t, ca.CertFile),
 			},
+			"globaladdr-xot-tls": {"tls.crt": readFile(t, xot.certFile), "tls.key": readFile(t, xot.keyFile)},
+			"globaladdr-dnssec":  {"csk.key": readFile(t, csk+".key"), "csk.private": readFile(t, csk+".private")},
 		},
 		configMaps: map[string]map[string]string{
 			"uplink": {"addresses": exampleGlobal + "\n"},

@@ -108,10 +108,10 @@ func TestHelmRefuses(t *testing.T) {
 		{[]string{"views=hidden-primary", "tsig.secretName=tsig"}, "/hiddenPrimary/secondaries"},
 		{[]string{"globaladdr.addresses=null"}, "globaladdr.addresses: the global address"},
 		{[]string{"globaladdr.addresses={}", "globaladdr.from.etcdKey="}, "globaladdr.addresses: the global address"},
-		{[]string{"zone.ns={}"}, "zone.ns: the zone's name servers"},
+		{[]string{"zone.ns={}"}, "at '/zone/ns/0'"},
 		{[]string{"zone.ns={ns1.example.com,ns2.example.net}"}, `zone.ns: ns1.example.com lies inside example.com, and zone.glue gives no address of it: the NS answers would carry none (--set 'zone.glue.ns1\.example\.com={203.0.113.10}')`},
 		{[]string{"zone.ns={NS1.Example.com.}", "zone.glue.ns2\\.example\\.com={203.0.113.10}"}, "zone.ns: NS1.Example.com. lies inside example.com"},
-		{[]string{"etcd.endpoints={}"}, "etcd.endpoints: the etcd external-dns writes to"},
+		{[]string{"etcd.endpoints={}"}, "at '/etcd/endpoints/0'"},
 		{[]string{"globaladdr.adresses={203.0.113.10}"}, "additional properties 'adresses' not allowed"},
 		{[]string{"cache=0"}, "/cache"},
 		{[]string{"views=ports", "lan.upstream={}"}, "/lan/upstream"},
@@ -132,19 +132,85 @@ func TestHelmRefuses(t *testing.T) {
 	}
 }
 
-// TestHelmBare renders the chart with no values: it must refuse, naming each
-// value only the user knows (the domain, the global address or its source,
-// etcd's endpoints, the name servers) and how to set it, instead of a
-// plausible deployment of placeholders.
+// TestHelmBare renders and lints the chart with no values: both must
+// refuse, naming each value only the user knows that the schema requires
+// (the domain, etcd's endpoints, the name servers), instead of a plausible
+// deployment of placeholders; helm lint softens the templates' fail, not the
+// schema. Without a global address or its source, the template refuses,
+// saying how to set one.
 func TestHelmBare(t *testing.T) {
-	_, stderr, err := tryHelm(t, "template", helmRelease, chartDir)
-	if err == nil {
-		t.Fatal("a bare install rendered")
-	}
-	for _, want := range []string{"set these values:", "domain:", "globaladdr.addresses:", "globaladdr.from.etcdKey", "etcd.endpoints:", "zone.ns:", "--set domain="} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("the refusal of a bare install lacks %q:\n%s", want, stderr)
+	for _, cmd := range [][]string{{"template", helmRelease, chartDir}, {"lint", chartDir}} {
+		stdout, stderr, err := tryHelm(t, cmd...)
+		if err == nil {
+			t.Errorf("helm %s passed with no values", cmd[0])
 		}
+		for _, want := range []string{"at '/domain': minLength", "at '/etcd/endpoints': minItems", "at '/zone/ns': minItems"} {
+			if !strings.Contains(stdout+stderr, want) {
+				t.Errorf("helm %s's refusal of a bare install lacks %q:\n%s%s", cmd[0], want, stdout, stderr)
+			}
+		}
+	}
+	_, stderr, err := tryHelm(t, "template", helmRelease, chartDir, "--set", "domain=example.com", "--set", "etcd.endpoints={http://etcd:2379}", "--set", "zone.ns={ns1.example.net}")
+	if want := "set globaladdr.addresses: the global address (--set globaladdr.addresses='{203.0.113.10}'), or a source: globaladdr.from.etcdKey"; err == nil || !strings.Contains(stderr, want) {
+		t.Errorf("without a global address: %v, want an error saying %q:\n%s", err, want, stderr)
+	}
+}
+
+// TestHelmSchemaRefuses gives each value that the chart took beside the
+// first release's (and the Services' loadBalancerIP, which it took out) a
+// wrong type or value and an unknown key: helm refuses each before
+// rendering, naming it.
+func TestHelmSchemaRefuses(t *testing.T) {
+	for _, tc := range []struct{ set, want string }{
+		{`service.ipFamilyPolicy=1`, "at '/service/ipFamilyPolicy'"},
+		{`lanService.ipFamilyPolicy="DualStack"`, "at '/lanService/ipFamilyPolicy'"},
+		{`service.ipFamilies="IPv6"`, "at '/service/ipFamilies'"},
+		{`lanService.ipFamilies=["IPv6","IPv5"]`, "at '/lanService/ipFamilies/1'"},
+		{`service.loadBalancerIP="192.168.0.53"`, "give the address by annotation (service.annotations), e.g. metallb.io/loadBalancerIPs"},
+		{`lanService.loadBalancerIP="192.168.0.10"`, "at '/lanService/loadBalancerIP'"},
+		{`service.loadBalancerIPs="192.168.0.53"`, "additional properties 'loadBalancerIPs' not allowed"},
+		{`hiddenPrimary.notifySource=53`, "at '/hiddenPrimary/notifySource'"},
+		{`hiddenPrimary.notifySource="ns1.example.net"`, "at '/hiddenPrimary/notifySource'"},
+		{`hiddenPrimary.notifysource="192.0.2.53"`, "additional properties 'notifysource' not allowed"},
+		{`hiddenPrimary.xot=true`, "at '/hiddenPrimary/xot'"},
+		{`hiddenPrimary.xot={"enabled":true}`, "at '/hiddenPrimary/xot/secretName'"},
+		{`hiddenPrimary.xot={"port":"853"}`, "at '/hiddenPrimary/xot/port'"},
+		{`hiddenPrimary.xot={"certificate":"tls"}`, "additional properties 'certificate' not allowed"},
+		{`zone.dnssec={"secretName":true}`, "at '/zone/dnssec/secretName'"},
+		{`zone.dnssec={"secretName":"keys"}`, "at '/zone/dnssec/keys': minItems"},
+		{`zone.dnssec={"keys":[{"key":"Kexample.com.+013+12345.key","path":"Kexample.com.+013+12345.key"}]}`, "at '/zone/dnssec/keys/0/key'"},
+		{`zone.dnssec={"keys":[{"key":"ksk.key","path":"ksk.key"}]}`, "at '/zone/dnssec/keys/0/path'"},
+		{`zone.dnssec={"key":"ksk"}`, "additional properties 'key' not allowed"},
+		{`lan.fallthrough=true`, "at '/lan/fallthrough'"},
+		{`lan.fallthrough={"zones":"example.com"}`, "at '/lan/fallthrough/zones'"},
+		{`lan.fallthrough={"zone":["example.com"]}`, "additional properties 'zone' not allowed"},
+		{`webhook.enabled="yes"`, "at '/webhook/enabled'"},
+		{`webhook.port=0`, "at '/webhook/port'"},
+		{`webhook.healthPort="8080"`, "at '/webhook/healthPort'"},
+		{`webhook.address="0.0.0.0"`, "additional properties 'address' not allowed"},
+		{`helmTest.name=5`, "at '/helmTest/name'"},
+		{`helmTest.name="app example.com"`, "at '/helmTest/name'"},
+		{`helmTest.image={"tag":1.37}`, "at '/helmTest/image/tag'"},
+		{`helmTest.image={"digest":"sha256:0"}`, "additional properties 'digest' not allowed"},
+		{`helmTest.server="10.0.0.10"`, "additional properties 'server' not allowed"},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			t.Parallel()
+			_, stderr, err := tryHelm(t, "template", helmRelease, chartDir, "--values", filepath.Join(chartDir, "ci", "external-values.yaml"), "--set-json", tc.set)
+			if err == nil || !strings.Contains(stderr, "values don't meet the specifications of the schema") || !strings.Contains(stderr, tc.want) {
+				t.Errorf("helm template --set-json %s: %v, want the schema's refusal saying %q:\n%s", tc.set, err, tc.want, stderr)
+			}
+		})
+	}
+}
+
+// TestChartVersion checks that Chart.yaml's version and appVersion are the
+// release of the VERSION file: the chart and the image it runs by default
+// are the release's.
+func TestChartVersion(t *testing.T) {
+	version := strings.TrimSpace(readFile(t, "../VERSION"))
+	if c := readChartMeta(t, chartDir); c.Version != version || c.AppVersion != version {
+		t.Errorf("Chart.yaml has version %q and appVersion %q, VERSION %q", c.Version, c.AppVersion, version)
 	}
 }
 

@@ -11,7 +11,7 @@ properties come in only where their values are set.
 {{- if eq .Values.views "external" -}}
 {{ include "globaladdr.externalBlock" (dict "ctx" . "port" $p.dns "alone" true) }}
 {{- else if eq .Values.views "hidden-primary" -}}
-{{ include "globaladdr.externalBlock" (dict "ctx" . "port" $p.dns "alone" true "primary" true) }}
+{{ include "globaladdr.externalBlock" (dict "ctx" . "port" $p.dns "alone" true "primary" true "xot" (include "globaladdr.xotPort" .)) }}
 {{- else if eq .Values.views "ports" -}}
 {{ include "globaladdr.lanBlock" (dict "ctx" . "key" (printf ".:%v" $p.dns)) }}
 
@@ -65,6 +65,9 @@ key, view says whether it claims lan.networks' clients only.
         update_lease {{ . }}
 {{- end }}
 {{- end }}
+{{- if $v.lan.fallthrough.enabled }}
+        {{ printf "fallthrough %s" (join " " $v.lan.fallthrough.zones) | trimSuffix " " }}
+{{- end }}
 {{- include "globaladdr.etcdConnection" .ctx }}
     }
 {{- include "globaladdr.etcd" .ctx }}
@@ -76,7 +79,8 @@ key, view says whether it claims lan.networks' clients only.
 The external view's block (external.Corefile's and hidden-primary.Corefile's,
 and the second block of single-process.Corefile and client-split.Corefile):
 port is its DNS port; alone says it is the only block, with health and
-reload; primary makes it a hidden primary's: TSIG, transfers, no rrl. No
+reload; primary makes it a hidden primary's: TSIG, transfers, no rrl; xot,
+a port of transfers over TLS beside it (xot-primary.Corefile's). No
 cache: etcdzone has it bypass the zone, so it would only cost CPU. cookie
 answers DNS Cookies (RFC 7873); tsig without a key answers a signed query
 NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
@@ -84,7 +88,7 @@ NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
 {{- define "globaladdr.externalBlock" -}}
 {{- $v := .ctx.Values -}}
 {{- $p := $v.containerPorts -}}
-{{ $v.domain }}:{{ .port }} {
+{{ $v.domain }}:{{ .port }}{{ with .xot }} tls://{{ $v.domain }}:{{ . }}{{ end }} {
     errors
 {{- if .alone }}
     health :{{ $p.health }} {
@@ -109,6 +113,9 @@ NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
 {{- if .alone }}
     reload
 {{- end }}
+{{- if .xot }}
+    tls /etc/globaladdr-xot/tls.crt /etc/globaladdr-xot/tls.key
+{{- end }}
     tsigtime
 {{- if not .primary }}
     tsig
@@ -128,12 +135,18 @@ NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
 {{- range $name, $addresses := $v.zone.glue }}
         glue {{ $name }} {{ join " " $addresses }}
 {{- end }}
+{{- if $v.zone.dnssec.secretName }}
+        dnssec /etc/globaladdr-dnssec/
+{{- end }}
 {{- include "globaladdr.etcdConnection" .ctx }}
     }
 {{- include "globaladdr.publish" .ctx }}
 {{- if .primary }}
     transfer {
         to {{ join " " (compact (default (list) $v.hiddenPrimary.secondaries)) }}
+{{- with $v.hiddenPrimary.notifySource }}
+        source {{ . }}
+{{- end }}
     }
 {{- end }}
 {{- include "globaladdr.etcd" .ctx }}
@@ -238,24 +251,20 @@ client certificate not at all).
 {{- end -}}
 
 {{/*
-What CoreDNS would refuse at start, refused at render time: the values
-without a default, all named at once, with what each is.
+What CoreDNS would refuse at start, refused at render time: the global
+address missing, with what it is. values.schema.json requires the other
+values without a default (domain, etcd.endpoints, zone.ns, the
+secondaries of a hidden primary), so that helm lint refuses them too.
 */}}
 {{- define "globaladdr.validate" -}}
 {{- $v := .Values -}}
-{{- $missing := list -}}
-{{- if not $v.domain }}{{ $missing = append $missing "domain: the zone external-dns writes (--set domain=example.com)" }}{{ end -}}
 {{- with $v.globaladdr }}
 {{- $f := .from -}}
 {{- $learned := or $f.upnp.enabled $f.natpmp.enabled $f.pcp.enabled $f.stun $f.https $f.interface -}}
-{{- if and (not (compact (default (list) .addresses))) (not $f.file.configMap) (not $f.etcdKey) (not $learned) (not .map) (not .mapFrom) }}{{ $missing = append $missing "globaladdr.addresses: the global address (--set globaladdr.addresses='{203.0.113.10}'), or a source: globaladdr.from.etcdKey, globaladdr.from.file.configMap, globaladdr.from.upnp, natpmp, pcp, stun, https or interface (or globaladdr.map for every address)" }}{{ end -}}
+{{- if and (not (compact (default (list) .addresses))) (not $f.file.configMap) (not $f.etcdKey) (not $learned) (not .map) (not .mapFrom) }}
+{{- fail "set globaladdr.addresses: the global address (--set globaladdr.addresses='{203.0.113.10}'), or a source: globaladdr.from.etcdKey, globaladdr.from.file.configMap, globaladdr.from.upnp, natpmp, pcp, stun, https or interface (or globaladdr.map for every address)" }}
 {{- end }}
-{{- if not (compact (default (list) $v.etcd.endpoints)) }}{{ $missing = append $missing "etcd.endpoints: the etcd external-dns writes to (--set etcd.endpoints='{http://etcd:2379}')" }}{{ end -}}
-{{- if not (compact (default (list) $v.zone.ns)) }}{{ $missing = append $missing "zone.ns: the zone's name servers, as at the registrar (--set zone.ns='{ns1.example.com,ns2.example.net}')" }}{{ end -}}
-{{- if and (eq $v.views "hidden-primary") (not (compact (default (list) $v.hiddenPrimary.secondaries))) }}{{ $missing = append $missing "hiddenPrimary.secondaries: the secondaries' IP:port, which transfer and are notified (--set hiddenPrimary.secondaries='{198.51.100.53:53}')" }}{{ end -}}
-{{- if $missing }}
-{{- fail (printf "set these values:\n  - %s" (join "\n  - " $missing)) }}
-{{- end -}}
+{{- end }}
 {{- include "globaladdr.validateGlue" $v -}}
 {{- end -}}
 
@@ -274,3 +283,21 @@ zone.glue, the NS answers carry none, and resolvers may not reach it.
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/*
+The Corefile of external-dns's webhook sidecar (webhook.Corefile's): the
+webhook provider's API on loopback, writing into the release's etcd and
+path, /healthz for the sidecar's probes. The block answers no DNS question.
+*/}}
+{{- define "globaladdr.webhookCorefile" -}}
+{{- $v := .Values -}}
+{{ $v.domain }}:0 {
+    bind 127.0.0.1
+    errors
+    webhook 127.0.0.1:{{ $v.webhook.port }} {
+        path {{ $v.etcd.path }}
+{{- include "globaladdr.etcdConnection" . }}
+        health :{{ $v.webhook.healthPort }}
+    }
+}
+{{ end -}}

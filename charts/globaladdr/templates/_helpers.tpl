@@ -70,3 +70,8 @@ when serviceAccount.name is empty.
 {{- define "globaladdr.publishNamespace" -}}
 {{- default .Release.Namespace .Values.publish.namespace -}}
 {{- end -}}
+
+{{/* The port of transfers over TLS (views hidden-primary with hiddenPrimary.xot), or nothing. */}}
+{{- define "globaladdr.xotPort" -}}
+{{- if and (eq .Values.views "hidden-primary") .Values.hiddenPrimary.xot.enabled }}{{ .Values.hiddenPrimary.xot.port }}{{ end -}}
+{{- end -}}

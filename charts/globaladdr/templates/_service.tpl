@@ -1,6 +1,7 @@
 {{/*
 A Service of the release's pods: name, spec (service or lanService of
-values.yaml), and target, the pod's DNS port names (target and target-tcp).
+values.yaml), target, the pod's DNS port names (target and target-tcp), and
+xot, the port of transfers over TLS, if the Service has one.
 */}}
 {{- define "globaladdr.service" -}}
 {{- $s := .spec -}}
@@ -19,10 +20,14 @@ spec:
   {{- if has $s.type (list "LoadBalancer" "NodePort") }}
   externalTrafficPolicy: {{ $s.externalTrafficPolicy }}
   {{- end }}
-  {{- if eq $s.type "LoadBalancer" }}
-  {{- with $s.loadBalancerIP }}
-  loadBalancerIP: {{ . }}
+  {{- with $s.ipFamilyPolicy }}
+  ipFamilyPolicy: {{ . }}
   {{- end }}
+  {{- with $s.ipFamilies }}
+  ipFamilies:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- if eq $s.type "LoadBalancer" }}
   {{- with $s.loadBalancerClass }}
   loadBalancerClass: {{ . }}
   {{- end }}
@@ -42,4 +47,10 @@ spec:
       port: {{ $s.port }}
       targetPort: {{ .target }}-tcp
       protocol: TCP
+    {{- with .xot }}
+    - name: xot
+      port: {{ . }}
+      targetPort: xot
+      protocol: TCP
+    {{- end }}
 {{- end -}}
