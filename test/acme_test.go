@@ -165,7 +165,7 @@ func obtainCertificate(t *testing.T, ca *pebble, lan, resolver, solver string) (
 	return cert, key
 }
 
-// TestACMEIssuerInREADME checks that README.md shows the objects of
+// TestACMEIssuerInREADME checks that docs/acme.md shows the objects of
 // certManagerManifest as they are, the certificate test's settings.
 func TestACMEIssuerInREADME(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(examplesDir, "kubernetes", certManagerManifest))
@@ -173,11 +173,11 @@ func TestACMEIssuerInREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	objects := string(b[strings.Index(string(b), "apiVersion:"):])
-	readme, err := os.ReadFile("../README.md")
+	doc, err := os.ReadFile("../docs/acme.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "```yaml\n"+objects+"```\n") {
-		t.Errorf("README.md does not show %s's objects as they are:\n%s", certManagerManifest, objects)
+	if !strings.Contains(string(doc), "```yaml\n"+objects+"```\n") {
+		t.Errorf("docs/acme.md does not show %s's objects as they are:\n%s", certManagerManifest, objects)
 	}
 }

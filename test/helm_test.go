@@ -224,22 +224,42 @@ func TestHelmFrom(t *testing.T) {
 	}
 }
 
-// TestHelmREADMEInstall runs the README's helm install as shown, helm
-// rendering the release instead of installing it (template for install):
+// chartReference is the published chart, as the README installs it.
+const chartReference = "oci://ghcr.io/globaladdr/charts/globaladdr"
+
+// TestHelmREADMEInstall runs the README's helm install as shown, with the
+// values.yaml the README shows before it, helm rendering the release
+// instead of installing it (template for install) from this repository's
+// chart instead of the published one, which must be this chart's version:
 // the Corefile holds its name server inside the domain, and that one's
 // glue, which the chart refuses to go without.
 func TestHelmREADMEInstall(t *testing.T) {
-	var install string
+	var install, values string
 	for _, s := range readSnippets(t, "../README.md") {
-		if strings.HasPrefix(s.Text, "helm install ") {
+		switch {
+		case s.Section != "Install on Kubernetes":
+		case s.Lang == "yaml" && install == "":
+			values = s.Text
+		case strings.HasPrefix(s.Text, "helm install "):
 			install = s.Text
 		}
 	}
-	if install == "" {
-		t.Fatal("README.md has no helm install")
+	if install == "" || values == "" {
+		t.Fatal("README.md's Install on Kubernetes has no helm install with a values.yaml before it")
 	}
-	cmd := exec.Command("sh", "-ec", `helm() { shift; "$HELM" template "$@"; }`+"\n"+install)
-	cmd.Dir = repoRoot(t)
+	for _, want := range []string{" " + chartReference + " ", " --version " + readChartMeta(t, chartDir).Version + " ", " -f values.yaml"} {
+		if !strings.Contains(install, want) {
+			t.Errorf("the README's helm install lacks %q: %s", want, install)
+		}
+	}
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "values.yaml"), []byte(values), 0o644))
+	chart, err := filepath.Abs(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-ec", `helm() { shift; "$HELM" template "$@"; }`+"\n"+strings.Replace(install, chartReference, chart, 1))
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HELM="+helm(t))
 	out, err := cmd.CombinedOutput()
 	if err != nil {

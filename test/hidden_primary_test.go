@@ -140,7 +140,7 @@ func TestHiddenPrimarySecondaries(t *testing.T) {
 }
 
 // TestSecondariesRefuseStrangers runs BIND 9, NSD and Knot as secondaries of
-// a hidden primary with the settings README.md gives them: each transfers
+// a hidden primary with the settings docs/hidden-primary.md gives them: each transfers
 // the zone, and refuses to transfer its copy to anyone else.
 func TestSecondariesRefuseStrangers(t *testing.T) {
 	addrs := []string{nameserver.FreeLoopbackAddr(t), nameserver.FreeLoopbackAddr(t), nameserver.FreeLoopbackAddr(t)}

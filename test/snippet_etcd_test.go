@@ -8,13 +8,13 @@ import (
 	"github.com/globaladdr/globaladdr/internal/mdsnippet"
 )
 
-// etcdOperatorsTest is the test that runs the snippets of README.md's
-// "etcd as operators run it" (and the plugins' Corefiles for the same
-// cluster), marked `<!-- tested by TestREADMEEtcdOperators -->`.
+// etcdOperatorsTest is the test that runs the snippets of docs/etcd.md
+// (and the plugins' Corefiles for the same cluster), marked
+// `<!-- tested by TestREADMEEtcdOperators -->`.
 const etcdOperatorsTest = "TestREADMEEtcdOperators"
 
 // etcdOperatorsCluster starts three members of Debian's etcd at the
-// addresses of README.md's ETCD_ENDPOINT, as the README says to: each with
+// addresses of docs/etcd.md's ETCD_ENDPOINT, as the page says to: each with
 // the certificate its openssl recipe made for it, serving https to clients
 // with a certificate of the CA; the peers talk plain HTTP on the lab's
 // loopback. It waits until the cluster answers.
@@ -46,18 +46,22 @@ __denied "dns-reader:$DNS_READER_PASSWORD" put /globaladdr/example.com 198.51.10
 __as "dns-reader:$DNS_READER_PASSWORD" put /globaladdr/serial/skydns/external/example.com. test
 `
 
-// TestREADMEEtcdOperators runs README.md's snippets for etcd as operators
-// run it, as printed, on a Debian machine of its own (a lab): the openssl
+// TestREADMEEtcdOperators runs docs/etcd.md's snippets for etcd as
+// operators run it, as printed, on a Debian machine of its own (a lab): the openssl
 // recipe; three members of Debian's etcd at 10.0.0.1-3 started with its
 // certificates (etcdOperatorsCluster); the RBAC script, which makes root,
 // enables auth and makes the views' users, with no prompt; then each Corefile
 // marked for this test, started by the README's start snippet with the CA's
 // files and the reader's password. The users must have the rights the
-// README gives them, and CoreDNS must answer from the cluster as dns-reader.
+// page gives them, and CoreDNS must answer from the cluster as dns-reader.
 func TestREADMEEtcdOperators(t *testing.T) {
 	coredns := snippetPrereqs(t)
-	var shell, corefiles []mdsnippet.Snippet
-	files := map[int]string{}
+	// placed is a snippet and the file it is in.
+	type placed struct {
+		file string
+		mdsnippet.Snippet
+	}
+	var shell, corefiles []placed
 	for _, file := range snippetFiles(t) {
 		for _, s := range readSnippets(t, file) {
 			if s.TestedBy != etcdOperatorsTest {
@@ -65,27 +69,27 @@ func TestREADMEEtcdOperators(t *testing.T) {
 			}
 			switch s.Lang {
 			case "sh":
-				shell = append(shell, s)
+				shell = append(shell, placed{file, s})
 			case "corefile":
-				files[len(corefiles)] = file
-				corefiles = append(corefiles, s)
+				corefiles = append(corefiles, placed{file, s})
 			default:
 				t.Errorf("%s:%d: %s runs sh and corefile snippets, not %s", file, s.Line, etcdOperatorsTest, s.Lang)
 			}
 		}
 	}
 	if len(shell) != 3 || len(corefiles) == 0 {
-		t.Fatalf("README.md's etcd section has %d shell snippets for %s (want 3: certificates, users, start) and %d Corefiles", len(shell), etcdOperatorsTest, len(corefiles))
+		t.Fatalf("the etcd how-to has %d shell snippets for %s (want 3: certificates, users, start) and %d Corefiles", len(shell), etcdOperatorsTest, len(corefiles))
 	}
 	certs, users, start := shell[0], shell[1], shell[2]
-	for i, cf := range corefiles {
-		t.Run(fmt.Sprintf("%s:%d", strings.TrimPrefix(files[i], "../"), cf.Line), func(t *testing.T) {
+	at := func(s placed) string { return fmt.Sprintf("%s:%d", strings.TrimPrefix(s.file, "../"), s.Line) }
+	for _, cf := range corefiles {
+		t.Run(at(cf), func(t *testing.T) {
 			lab := newBareSnippetLab(t, coredns, cf.Text, "10.0.0.1", "10.0.0.2", "10.0.0.3")
-			lab.run(fmt.Sprintf("README.md:%d", certs.Line), certs.Text)
+			lab.run(at(certs), certs.Text)
 			lab.script.WriteString(etcdOperatorsCluster)
-			lab.run(fmt.Sprintf("README.md:%d", users.Line), users.Text)
+			lab.run(at(users), users.Text)
 			lab.script.WriteString(etcdOperatorsChecks)
-			lab.run(fmt.Sprintf("README.md:%d", start.Line), start.Text)
+			lab.run(at(start), start.Text)
 			lab.exec(t, "__expect 203.0.113.10 dig +short +time=1 +tries=1 @127.0.0.1 app.example.com\n")
 		})
 	}

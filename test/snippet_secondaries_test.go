@@ -8,16 +8,16 @@ import (
 	"github.com/globaladdr/globaladdr/internal/prereq"
 )
 
-// The addresses of README.md's hidden primary: the primary's, which the
-// secondaries know, and the secondary's, one of the primary's `to`.
+// The addresses of docs/hidden-primary.md's primary: the primary's, which
+// the secondaries know, and the secondary's, one of the primary's `to`.
 const (
 	readmePrimary   = "203.0.113.10"
 	readmeSecondary = "198.51.100.53"
 )
 
-// secondaryBases are the settings a secondary's host has before the README's
-// snippet is added: where its files go and the address it listens on. Each
-// includes the snippet, written to the file the README names.
+// secondaryBases are the settings a secondary's host has before the
+// how-to's snippet is added: where its files go and the address it listens
+// on. Each includes the snippet, written to the file the how-to names.
 var secondaryBases = []struct {
 	name, marker, program, pkg, snippetFile, conf, run string
 }{
@@ -64,9 +64,13 @@ include: "$D/knot-example.com.conf"
 `, `knotd -c "$D/knotd.conf"`},
 }
 
+// hiddenPrimaryDoc is the how-to of the hidden primary: its first tested
+// Corefile is the primary's, its txt fences the secondaries' settings.
+const hiddenPrimaryDoc = "../docs/hidden-primary.md"
+
 // TestREADMESecondaries runs BIND 9, NSD and Knot as secondaries of the
-// hidden primary of README.md, each with the README's snippet for it as
-// shown, on a network of the test's: the primary's host has an address of
+// hidden primary of docs/hidden-primary.md, each with the page's snippet
+// for it as shown, on a network of the test's: the primary's host has an address of
 // its own (its default source toward the secondary) beside the one the
 // secondaries know, as a home server with several addresses has. Each
 // secondary must transfer the zone, follow a change through the primary's
@@ -75,10 +79,7 @@ func TestREADMESecondaries(t *testing.T) {
 	coredns := snippetPrereqs(t)
 	var corefile string
 	snippets := map[string]string{}
-	for _, s := range readSnippets(t, "../README.md") {
-		if s.Section != "Hidden primary" {
-			continue
-		}
+	for _, s := range readSnippets(t, hiddenPrimaryDoc) {
 		if s.Lang == "corefile" && generic(s) && corefile == "" {
 			corefile = s.Text
 		}
@@ -89,18 +90,18 @@ func TestREADMESecondaries(t *testing.T) {
 		}
 	}
 	if corefile == "" {
-		t.Fatal("README.md's Hidden primary shows no tested Corefile (its first is the primary's)")
+		t.Fatalf("%s shows no tested Corefile (its first is the primary's)", hiddenPrimaryDoc)
 	}
 	for _, b := range secondaryBases {
 		t.Run(b.name, func(t *testing.T) {
 			prereq.Program(t, b.program, b.pkg)
 			snippet, ok := snippets[b.name]
 			if !ok {
-				t.Fatalf("README.md's Hidden primary shows no %s snippet (a txt fence holding %q)", b.name, b.marker)
+				t.Fatalf("%s shows no %s snippet (a txt fence holding %q)", hiddenPrimaryDoc, b.name, b.marker)
 			}
 			lab := newSnippetLab(t, coredns, corefile)
 			lab.script.WriteString(secondaryNetwork)
-			lab.run("README.md: an Ingress", "etcdctl put /skydns/com/example/app/1a2b3c4d '{\"host\":\"192.168.0.51\",\"targetstrip\":1}'\n")
+			lab.run("an Ingress", "etcdctl put /skydns/com/example/app/1a2b3c4d '{\"host\":\"192.168.0.51\",\"targetstrip\":1}'\n")
 			lab.script.WriteString(moreHosts)
 			lab.startCoreDNS()
 			fmt.Fprintf(&lab.script, "D=\"$LAB/%s\"; mkdir -p \"$D\"\n", strings.ToLower(b.name))

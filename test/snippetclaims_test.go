@@ -145,20 +145,20 @@ func claimTarget(corefile string, c mdsnippet.Claim) (netip.Addr, uint16, error)
 	return addr, port, nil
 }
 
-// TestSnippetClaimsCatchAWrongView runs README.md's one-listener Corefile
+// TestSnippetClaimsCatchAWrongView runs docs/one-listener.md's Corefile
 // with the LAN block's key as an earlier README had it, `. {`: CoreDNS then
 // gives every example.com name to the more specific external block, so the
 // LAN client's claim must fail the lab.
 func TestSnippetClaimsCatchAWrongView(t *testing.T) {
 	coredns := snippetPrereqs(t)
 	var s mdsnippet.Snippet
-	for _, sn := range readSnippets(t, "../README.md") {
-		if sn.Section == "One listener for two views" && sn.Lang == "corefile" {
+	for _, sn := range readSnippets(t, "../docs/one-listener.md") {
+		if sn.Section == "One listener, split by the client's network" && sn.Lang == "corefile" {
 			s = sn
 		}
 	}
 	if !strings.HasPrefix(s.Text, ". example.com {\n") || len(s.Claims) == 0 {
-		t.Fatalf("README.md's one-listener Corefile is not a LAN block `. example.com {` with claims:\n%s", s.Text)
+		t.Fatalf("docs/one-listener.md's Corefile is not a LAN block `. example.com {` with claims:\n%s", s.Text)
 	}
 	s.Text = ". {\n" + strings.TrimPrefix(s.Text, ". example.com {\n")
 	lab := newSnippetLab(t, coredns, s.Text)

@@ -13,14 +13,18 @@ import (
 )
 
 // snippetFiles are the Markdown files whose shell and Corefile snippets run
-// as tests: README.md and the plugins' manuals.
+// as tests: README.md, the how-tos of docs/ and the plugins' manuals.
 func snippetFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("../plugin/*/README.md")
-	if err != nil {
-		t.Fatal(err)
+	files := []string{"../README.md"}
+	for _, pattern := range []string{"../docs/*.md", "../plugin/*/README.md"} {
+		matches, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, matches...)
 	}
-	return append([]string{"../README.md"}, files...)
+	return files
 }
 
 // snippetTests are the tests of their own that a fence may be handed to
@@ -82,9 +86,9 @@ func snippetPrereqs(t *testing.T) string {
 func generic(s mdsnippet.Snippet) bool { return s.NotTested == "" && s.TestedBy == "" }
 
 // TestREADMECorefiles starts CoreDNS from every Corefile snippet of the
-// READMEs that the generic tests run, as shown, in a lab of its own (see
-// snippetLab) with Debian's etcd, after what its `<!-- given: COMMAND -->`
-// markers make, and asks each of its listeners for its zone: each must
+// READMEs and how-tos (snippetFiles) that the generic tests run, as shown,
+// in a lab of its own (see snippetLab) with Debian's etcd, after what its
+// `<!-- given: COMMAND -->` markers make, and asks each of its listeners for its zone: each must
 // answer. Then each of its `<!-- claim: CLAIM -->` markers must hold, asked
 // from the client's address (see mdsnippet.Claim): a snippet that says
 // which view a client gets is tested for it.
@@ -108,10 +112,11 @@ func TestREADMECorefiles(t *testing.T) {
 	}
 }
 
-// TestREADMEShellSnippets runs the shell snippets of the READMEs that the
-// generic tests run, as shown, with `set -e`: those of one section in one
-// lab, in order, in a directory holding the section's last tested Corefile
-// snippet before them as ./Corefile, after what its givens make. CoreDNS
+// TestREADMEShellSnippets runs the shell snippets of the READMEs and
+// how-tos (snippetFiles) that the generic tests run, as shown, with `set
+// -e`: those of one section in one lab, in order, in a directory holding
+// the section's last tested Corefile snippet before them as ./Corefile,
+// after what its givens make. CoreDNS
 // runs from that Corefile (started by the harness unless a snippet starts
 // it). A line `dig +short ... # VALUE` must print VALUE.
 func TestREADMEShellSnippets(t *testing.T) {

@@ -61,7 +61,8 @@ type XoT struct {
 }
 
 // Refusing makes a secondary refuse to transfer its copy, as one that
-// answers the Internet should, with the setting README.md gives for it.
+// answers the Internet should, with the setting docs/hidden-primary.md gives
+// for it.
 // Without it, a secondary lets anyone transfer its copy, so that a test can
 // read it.
 func Refusing() Option { return func(o *options) { o.refusing = true } }

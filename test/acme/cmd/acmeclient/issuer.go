@@ -21,7 +21,7 @@ type issuer struct {
 }
 
 // readIssuer decodes file, the manifests of a Secret and of a ClusterIssuer
-// whose one solver is rfc2136 (README.md's), strictly into cert-manager's
+// whose one solver is rfc2136 (docs/acme.md's), strictly into cert-manager's
 // and Kubernetes's API types: a field they do not know fails.
 func readIssuer(file string) (issuer, error) {
 	b, err := os.ReadFile(file)

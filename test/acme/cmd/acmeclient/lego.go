@@ -8,7 +8,7 @@ import (
 )
 
 // legoEnvironment is the environment that configures lego's RFC 2136
-// provider for o, as README.md gives it for lego's CLI (`--dns rfc2136`):
+// provider for o, as docs/acme.md gives it for lego's CLI (`--dns rfc2136`):
 // the provider reads these names since lego v5 renamed it dnsupdate (whose
 // own names are DNSUPDATE_*). The intervals are a second, the least they
 // can be, for a quick test.
