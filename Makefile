@@ -11,6 +11,8 @@
 #   make image      build the container image for the host (docker, else buildah);
 #                   PLATFORMS=linux/amd64,linux/arm64,linux/arm/v7: one multi-platform image
 #   make bin/linux_arm64/coredns  ./coredns cross-compiled for a platform (linux_arm_v7: linux/arm/v7)
+#   make dist       the release's files into dist/: binaries, image archive, chart, SBOM, SHA256SUMS
+#   make push       push dist/'s image and chart to $(REGISTRY) (REGISTRY_USER, REGISTRY_PASSWORD, PLAIN_HTTP=1)
 
 GO       ?= go
 # VERSION is globaladdr's version, which `coredns -version` and the image's
@@ -29,13 +31,13 @@ BASE     ?= gcr.io/distroless/static-debian12:nonroot
 # PLATFORMS is what make image builds for: empty, the host; else a
 # comma-separated list of platforms (OS/ARCH[/VARIANT]).
 PLATFORMS ?=
-# TEST_PLATFORMS are the platforms test/image_platforms_test.go builds the
-# image for: make test cross-compiles their binaries beforehand.
+# TEST_PLATFORMS are the platforms of a release (make dist), whose image
+# test/image_platforms_test.go checks in dist/'s archive.
 TEST_PLATFORMS := linux/amd64,linux/arm64,linux/arm/v7
 
 export CGO_ENABLED := 0
 
-.PHONY: chart-files all build generate demo test externaldns kube-bins helm acme-bins etcd-bins lint image bench fuzz soak clean
+.PHONY: chart-files all build generate demo test externaldns kube-bins helm acme-bins etcd-bins lint image dist push bench fuzz soak clean
 
 all: build
 
@@ -90,24 +92,29 @@ demo:
 	@echo "demo: starting etcd and CoreDNS ..."
 	bin/demo -coredns ./$(BINARY)
 
-# test runs what CI runs: vet, staticcheck, every test under -race (which
-# needs cgo; the pipeline test with the programs of kube-bins, the chart's
-# tests with helm, the certificate test with the programs of acme-bins, the
-# etcd release tests with the servers of etcd-bins), the conformance tests
-# against external-dns, and a short fuzz pass. The package tests spend most
-# of their time waiting for the servers they start, so three things run
-# beside them, one after the other: the binaries of TEST_PLATFORMS (cross
-# builds), then the image test that needs them (TestImagePlatforms, left out
-# of the package tests), then the conformance tests and the fuzz pass (one
-# worker, a count of runs per target rather than a duration: Go 1.26's
-# fuzzing can fail a target at the end of a duration, go.dev/issue/75804,
-# and more so beside the package tests). A cold run takes minutes less than
-# one after the other. It fails if any of them fails.
+# test runs what CI runs: vet, staticcheck, actionlint, every test under
+# -race (which needs cgo; the pipeline test with the programs of kube-bins,
+# the chart's tests with helm, the certificate test with the programs of
+# acme-bins, the etcd release tests with the servers of etcd-bins), the
+# conformance tests against external-dns, and a short fuzz pass. The package
+# tests spend most of their time waiting for the servers they start, so
+# three things run beside them, one after the other: make dist on scratch
+# (the cross builds of TEST_PLATFORMS, the image archive, chart and SBOM,
+# into the checkout's dist/), then the release tests that need it
+# (RELEASE_TESTS, left out of the package tests: dist/'s files, each
+# platform of its image, make push to a local registry), then the
+# conformance tests and the fuzz pass (one worker, a count of runs per
+# target rather than a duration: Go 1.26's fuzzing can fail a target at the
+# end of a duration, go.dev/issue/75804, and more so beside the package
+# tests). A cold run takes minutes less than one after the other. It fails
+# if any of them fails. dist/'s image is then on scratch: run make dist
+# again before make push.
+RELEASE_TESTS := ^(TestImagePlatforms|TestDist|TestPush)$$
 test: build lint kube-bins helm acme-bins etcd-bins
-	@CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m -skip '^TestImagePlatforms$$' ./... & tests=$$!; \
+	@CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 40m -skip '$(RELEASE_TESTS)' ./... & tests=$$!; \
 	status=0; \
-	{ $(MAKE) $(call platform_bins,$(TEST_PLATFORMS)) && \
-		CGO_ENABLED=1 $(GO) test -race -count=1 -run '^TestImagePlatforms$$' ./test/; } || status=$$?; \
+	{ $(MAKE) dist BASE=scratch && \
+		CGO_ENABLED=1 $(GO) test -race -count=1 -run '$(RELEASE_TESTS)' ./test/; } || status=$$?; \
 	{ $(MAKE) externaldns && $(MAKE) fuzz FUZZTIME=20000x FUZZTIME_SIGNER=1000x FUZZFLAGS=-parallel=1; } || status=$$?; \
 	wait $$tests || status=$$?; \
 	exit $$status
@@ -240,14 +247,18 @@ cannot_fetch = case "$$CI" in 1|t|T|true|TRUE|True) \
 	echo "$@: SKIP $(1): cannot fetch its modules through $$($(GO) env GOPROXY)"
 
 # lint runs gofmt -l (it fails when gofmt lists a file: run gofmt -w on
-# it), go vet and staticcheck, fetched at a pinned version through the Go
-# module proxy (go run pkg@version: it does not touch go.mod).
+# it), go vet, staticcheck and actionlint on the GitHub workflows (with
+# shellcheck on their run steps when it is installed: Debian package
+# shellcheck), both fetched at a pinned version through the Go module proxy
+# (go run pkg@version: it does not touch go.mod).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 GOFMT ?= gofmt
 lint:
 	@unformatted=$$($(GOFMT) -l .); if [ -n "$$unformatted" ]; then echo "gofmt -l lists files not formatted by gofmt:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(ACTIONLINT) .github/workflows/*.yml
 
 # fuzz fuzzes the rewrite (FuzzRewrite: arbitrary replies from the backend
 # through ServeDNS with random configurations), the UPDATE parser
@@ -326,6 +337,69 @@ image: $(if $(PLATFORMS),$(call platform_bins,$(PLATFORMS)),build)
 context_binary = install -D -m 0755 $(1) "$$ctx/$(2)/coredns"; \
 	setcap cap_net_bind_service=+ep "$$ctx/$(2)/coredns" || \
 		{ echo "image: setcap failed: it needs root and libcap2-bin" >&2; exit 1; }
+
+# dist builds a release's files into dist/, named after DIST_VERSION, the
+# version without its leading v (0.1.0 for the tag v0.1.0): the binaries of
+# TEST_PLATFORMS (coredns-0.1.0-linux-armv7), the multi-platform image as
+# an OCI archive with an index (globaladdr-0.1.0.oci.tar, tagged 0.1.0), the
+# chart as helm package names it (globaladdr-0.1.0.tgz, version and
+# appVersion 0.1.0), a CycloneDX SBOM of the modules linked into coredns
+# (globaladdr-0.1.0.sbom.cdx.json: cyclonedx-gomod, fetched at a pinned
+# version as lint's staticcheck, reads them from the linux/amd64 binary's
+# build information, which the other platforms' share) and SHA256SUMS of
+# them all. The image is make image's with buildah, on $(BASE) (make test
+# builds it on scratch: no registry), its manifest list named
+# $(DIST_IMAGE):DIST_VERSION, removed with its images once in the archive.
+# It needs root (setcap), buildah and bin/helm (make helm). The cross builds
+# are the costly part: about 170 CPU-seconds for each platform other than
+# the host's the first time; the SBOM tool builds in about 40 seconds and
+# reads the binary in a second.
+DIST_VERSION := $(patsubst v%,%,$(VERSION))
+DIST_IMAGE   ?= localhost/globaladdr-dist
+CYCLONEDX    ?= github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
+dist: $(call platform_bins,$(TEST_PLATFORMS)) chart-files helm
+	@set -e; v='$(DIST_VERSION)'; rm -rf dist; mkdir -p dist; \
+	$(foreach p,$(call platforms,$(TEST_PLATFORMS)),install -m 0755 $(call platform_bin,$(p)) "dist/coredns-$$v-$(subst /,-,$(subst arm/v,armv,$(p)))";) \
+	$(MAKE) --no-print-directory image ENGINE=buildah PLATFORMS='$(TEST_PLATFORMS)' IMAGE='$(DIST_IMAGE)' VERSION="$$v" BASE='$(BASE)' \
+		$(foreach p,$(call platforms,$(TEST_PLATFORMS)),-o $(call platform_bin,$(p))); \
+	buildah manifest push --quiet --all '$(DIST_IMAGE)':"$$v" "oci-archive:dist/globaladdr-$$v.oci.tar:$$v"; \
+	images=$$(for d in $$(buildah manifest inspect '$(DIST_IMAGE)':"$$v" | sed -n 's/.*"digest": *"\(sha256:[0-9a-f]*\)".*/\1/p'); do \
+		echo "$$(buildah inspect --type image --format '{{.FromImageID}}' '$(DIST_IMAGE)':"$$v@$$d")"; done); \
+	buildah manifest rm '$(DIST_IMAGE)':"$$v" '$(DIST_IMAGE)':latest >/dev/null; buildah rmi $$images >/dev/null; \
+	bin/helm/helm package charts/globaladdr --version "$$v" --app-version "$$v" --destination dist >/dev/null; \
+	$(GO) run $(CYCLONEDX) bin -json -std -version "v$$v" -output "dist/globaladdr-$$v.sbom.cdx.json" $(call platform_bin,linux/amd64); \
+	cd dist && sha256sum -- * > SHA256SUMS; \
+	echo "dist: $$v:"; ls -l
+
+# push pushes dist/'s image, every platform of its index, to
+# $(REGISTRY)/globaladdr:DIST_VERSION with skopeo (Debian package skopeo),
+# and its chart to oci://$(REGISTRY)/charts with helm: users install it as
+# oci://$(REGISTRY)/charts/globaladdr. With REGISTRY_USER in the
+# environment both log in to REGISTRY's host first, as that user with
+# REGISTRY_PASSWORD (passed on standard input, kept in a temporary file
+# removed afterwards); without it, they push anonymously. PLAIN_HTTP=1
+# pushes over plain HTTP (a local test registry).
+REGISTRY ?= ghcr.io/globaladdr
+PLAIN_HTTP ?=
+registry_host = $(firstword $(subst /, ,$(REGISTRY)))
+push:
+	@set -e; v='$(DIST_VERSION)'; \
+	for f in globaladdr-$$v.oci.tar globaladdr-$$v.tgz; do \
+		[ -f "dist/$$f" ] || { echo "push: no dist/$$f: run make dist first" >&2; exit 1; }; \
+	done; \
+	auth=$$(mktemp -d); trap 'rm -rf "$$auth"' EXIT; \
+	if [ -n "$$REGISTRY_USER" ]; then \
+		printf '%s\n' "$$REGISTRY_PASSWORD" | skopeo login --authfile "$$auth/auth.json" $(if $(PLAIN_HTTP),--tls-verify=false) \
+			--username "$$REGISTRY_USER" --password-stdin '$(registry_host)'; \
+		printf '%s\n' "$$REGISTRY_PASSWORD" | bin/helm/helm registry login --registry-config "$$auth/helm.json" $(if $(PLAIN_HTTP),--plain-http) \
+			--username "$$REGISTRY_USER" --password-stdin '$(registry_host)'; \
+	fi; \
+	echo "push: $(REGISTRY)/globaladdr:$$v"; \
+	skopeo copy --quiet --all $$([ -f "$$auth/auth.json" ] && echo --dest-authfile "$$auth/auth.json") $(if $(PLAIN_HTTP),--dest-tls-verify=false) \
+		"oci-archive:dist/globaladdr-$$v.oci.tar:$$v" 'docker://$(REGISTRY)/globaladdr':"$$v"; \
+	echo "push: oci://$(REGISTRY)/charts/globaladdr $$v"; \
+	bin/helm/helm push --registry-config "$$auth/helm.json" $(if $(PLAIN_HTTP),--plain-http) \
+		"dist/globaladdr-$$v.tgz" 'oci://$(REGISTRY)/charts'
 
 # bench compares the throughput of server blocks with and without globaladdr
 # under dnsperf (see BENCHMARKS.md); BENCH_FLAGS passes flags to ./bench,

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"archive/tar"
 	"bytes"
 	"debug/buildinfo"
 	"debug/elf"
@@ -33,8 +34,8 @@ type imagePlatform struct {
 	qemu string
 }
 
-// imagePlatforms are the platforms TestImagePlatforms builds the image for:
-// the Makefile's TEST_PLATFORMS, whose binaries make test cross-compiles.
+// imagePlatforms are the platforms of a release: the Makefile's
+// TEST_PLATFORMS, whose binaries and image make dist builds.
 var imagePlatforms = []imagePlatform{
 	{os: "linux", arch: "amd64", machine: elf.EM_X86_64, qemu: "qemu-x86_64-static"},
 	{os: "linux", arch: "arm64", machine: elf.EM_AARCH64, qemu: "qemu-aarch64-static"},
@@ -47,53 +48,37 @@ func (p imagePlatform) String() string {
 	return path.Join(p.os, p.arch, p.variant)
 }
 
-// binary returns the path, in the repository, of the binary make
-// cross-compiles for p: bin/linux_arm_v7/coredns.
-func (p imagePlatform) binary() string {
-	return filepath.Join("bin", strings.ReplaceAll(p.String(), "/", "_"), "coredns")
-}
-
-// TestImagePlatforms builds the multi-platform image as `make image
-// PLATFORMS=... BASE=scratch` does, offline, with buildah, from the binaries
-// make cross-compiled, and checks that it is a manifest list, under both of
-// its names, of one image for each platform. Each platform's image must be
-// as TestImage checks the host's, and its /coredns be a binary for the
-// platform, built by Go for it, which answers a question whose answer
-// globaladdr rewrites: run by itself on the host's platform and under qemu's
-// user-mode emulation on the others.
+// TestImagePlatforms checks the multi-platform image of dist/'s archive,
+// which make dist built (as `make image PLATFORMS=...` does, with buildah,
+// from the binaries it cross-compiled): its index, under the release's
+// tag, lists one image for each platform. Each platform's image, pulled
+// from the archive into buildah, must be as TestImage checks the host's,
+// and its /coredns be a binary for the platform, built by Go for it, which
+// answers a question whose answer globaladdr rewrites: run by itself on the
+// host's platform and under qemu's user-mode emulation on the others.
 //
 // It needs root, buildah and qemu-user-static; without them it skips.
 func TestImagePlatforms(t *testing.T) {
-	prereq.Root(t, "the image test runs setcap in make image")
+	prereq.Root(t, "buildah's image store")
 	prereq.Program(t, "buildah", "buildah")
-	prereq.Program(t, "make", "make")
-	root := repoRoot(t)
-	var platforms, makeArgs []string
-	for _, p := range imagePlatforms {
-		if _, err := os.Stat(filepath.Join(root, p.binary())); err != nil {
-			prereq.Missing(t, "the image test needs %s/%s: run make test (or make %[2]s) first", root, p.binary())
-		}
-		platforms = append(platforms, p.String())
-		makeArgs = append(makeArgs, "-o", p.binary())
-	}
+	d := readDist(t)
 	e := imageEngine{"buildah"}
-	ref := buildImage(t, e, root, append(makeArgs, "PLATFORMS="+strings.Join(platforms, ","))...)
-
-	images := e.listImages(t, ref)
-	if got, want := slices.Sorted(maps.Keys(images)), slices.Sorted(slices.Values(platforms)); !slices.Equal(got, want) {
-		t.Errorf("the manifest list %s has images for %q, want %q", ref, got, want)
+	images := archiveImages(t, d)
+	var platforms []string
+	for _, p := range imagePlatforms {
+		platforms = append(platforms, p.String())
 	}
-	latest := strings.TrimSuffix(ref, ":test") + ":latest"
-	if got := e.listImages(t, latest); !maps.Equal(got, images) {
-		t.Errorf("%s lists %v, unlike %s: %v", latest, got, ref, images)
+	if got, want := slices.Sorted(maps.Keys(images)), slices.Sorted(slices.Values(platforms)); !slices.Equal(got, want) {
+		t.Errorf("%s's index has images for %q, want %q", d.archive(), got, want)
 	}
 	for _, p := range imagePlatforms {
 		t.Run(p.String(), func(t *testing.T) {
-			digest, ok := images[p.String()]
-			if !ok {
-				t.Fatalf("%s has no image for %s", ref, p)
+			if _, ok := images[p.String()]; !ok {
+				t.Fatalf("%s has no image for %s", d.archive(), p)
 			}
-			img := readImage(t, e, ref+"@"+digest)
+			id := e.command(t, "pull", "--quiet", "--platform", p.String(), "oci-archive:"+d.archive()+":"+d.version)
+			t.Cleanup(func() { e.remove(id) })
+			img := readImage(t, e, id)
 			checkImage(t, img)
 			t.Run("platform", func(t *testing.T) {
 				if img.Platform != p.String() {
@@ -106,6 +91,40 @@ func TestImagePlatforms(t *testing.T) {
 			t.Run("serves", func(t *testing.T) { checkEmulated(t, img.Content, p) })
 		})
 	}
+}
+
+// archiveImages returns the digest of each image of the index that d's
+// archive tags with the release's version, by platform (linux/arm/v7).
+func archiveImages(t *testing.T, d dist) map[string]string {
+	files, err := readTar(d.archive(), func(h *tar.Header) bool {
+		return h.Name == "index.json" || strings.HasPrefix(h.Name, "blobs/")
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", d.archive(), err)
+	}
+	blob := func(digest string) []byte {
+		f, ok := files[path.Join("blobs", strings.Replace(digest, ":", "/", 1))]
+		if !ok {
+			t.Fatalf("%s lacks the blob %s", d.archive(), digest)
+		}
+		return f.data
+	}
+	var top struct {
+		Manifests []struct {
+			Digest      string
+			Annotations map[string]string
+		}
+	}
+	if err := json.Unmarshal(files["index.json"].data, &top); err != nil {
+		t.Fatalf("%s's index.json: %v", d.archive(), err)
+	}
+	for _, m := range top.Manifests {
+		if m.Annotations["org.opencontainers.image.ref.name"] == d.version {
+			return listImages(t, d.archive()+":"+d.version, blob(m.Digest))
+		}
+	}
+	t.Fatalf("%s's index.json tags nothing %s", d.archive(), d.version)
+	return nil
 }
 
 // manifestList is what the tests read of buildah's manifest list.
@@ -130,12 +149,13 @@ func (e imageEngine) manifestList(ref string) (manifestList, error) {
 	return l, json.Unmarshal(out, &l)
 }
 
-// listImages returns the digest of each image of the manifest list ref, by
-// platform (linux/arm/v7). t fails if ref lists two images for a platform.
-func (e imageEngine) listImages(t *testing.T, ref string) map[string]string {
-	l, err := e.manifestList(ref)
-	if err != nil {
-		t.Fatal(err)
+// listImages returns the digest of each image of the manifest list or
+// index ref, given as JSON, by platform (linux/arm/v7). t fails if ref
+// lists two images for a platform.
+func listImages(t *testing.T, ref string, list []byte) map[string]string {
+	var l manifestList
+	if err := json.Unmarshal(list, &l); err != nil {
+		t.Fatalf("%s: %v", ref, err)
 	}
 	images := map[string]string{}
 	for _, m := range l.Manifests {
