@@ -55,6 +55,7 @@ __as "dns-reader:$DNS_READER_PASSWORD" put /globaladdr/serial/skydns/external/ex
 // files and the reader's password. The users must have the rights the
 // page gives them, and CoreDNS must answer from the cluster as dns-reader.
 func TestREADMEEtcdOperators(t *testing.T) {
+	t.Parallel()
 	coredns := snippetPrereqs(t)
 	// placed is a snippet and the file it is in.
 	type placed struct {

@@ -76,6 +76,7 @@ const hiddenPrimaryDoc = "../docs/hidden-primary.md"
 // secondary must transfer the zone, follow a change through the primary's
 // NOTIFY (its refresh timer is an hour), and refuse a stranger's AXFR.
 func TestREADMESecondaries(t *testing.T) {
+	t.Parallel()
 	coredns := snippetPrereqs(t)
 	var corefile string
 	snippets := map[string]string{}

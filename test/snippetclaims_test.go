@@ -150,6 +150,7 @@ func claimTarget(corefile string, c mdsnippet.Claim) (netip.Addr, uint16, error)
 // gives every example.com name to the more specific external block, so the
 // LAN client's claim must fail the lab.
 func TestSnippetClaimsCatchAWrongView(t *testing.T) {
+	t.Parallel()
 	coredns := snippetPrereqs(t)
 	var s mdsnippet.Snippet
 	for _, sn := range readSnippets(t, "../docs/one-listener.md") {

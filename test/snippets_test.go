@@ -93,6 +93,7 @@ func generic(s mdsnippet.Snippet) bool { return s.NotTested == "" && s.TestedBy 
 // from the client's address (see mdsnippet.Claim): a snippet that says
 // which view a client gets is tested for it.
 func TestREADMECorefiles(t *testing.T) {
+	t.Parallel()
 	coredns := snippetPrereqs(t)
 	for _, file := range snippetFiles(t) {
 		for _, s := range readSnippets(t, file) {
@@ -100,6 +101,7 @@ func TestREADMECorefiles(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s:%d", strings.TrimPrefix(file, "../"), s.Line), func(t *testing.T) {
+				t.Parallel()
 				lab := newSnippetLab(t, coredns, s.Text)
 				lab.given(t, s)
 				lab.startCoreDNS()
@@ -120,6 +122,7 @@ func TestREADMECorefiles(t *testing.T) {
 // runs from that Corefile (started by the harness unless a snippet starts
 // it). A line `dig +short ... # VALUE` must print VALUE.
 func TestREADMEShellSnippets(t *testing.T) {
+	t.Parallel()
 	coredns := snippetPrereqs(t)
 	ran := map[string]bool{}
 	for _, file := range snippetFiles(t) {
