@@ -18,7 +18,7 @@ import (
 // then the ResponseWriters of globaladdr and cache, then rrl's): the
 // deepest point of a query is then no deeper than it is without rrl, so rrl
 // does not make the runtime grow (copy) every query's fresh stack once more
-// (BENCHMARKS.md).
+// (docs/benchmarks-history.md).
 type ResponseWriter struct {
 	dns.ResponseWriter
 	rrl    *RRL
