@@ -11,8 +11,9 @@ import (
 
 // linkedDocs are the Markdown files whose relative links
 // TestMarkdownLinks holds to what they link to.
-var linkedDocs = []string{"../README.md", "../docs/*.md", "../CONTRIBUTING.md", "../charts/globaladdr/README.md",
-	"../plugin/*/README.md", "../corefile-examples/README.md"}
+var linkedDocs = []string{"../README.md", "../docs/*.md", "../CONTRIBUTING.md", "../CHANGELOG.md",
+	"../BENCHMARKS.md", "../bench/HISTORY.md", "../charts/globaladdr/README.md", "../plugin/*/README.md",
+	"../plugin/*/DESIGN.md", "../corefile-examples/README.md"}
 
 var (
 	// linkTarget is the target of an inline link or image, `](TARGET)` or

@@ -18,7 +18,7 @@ import (
 // then the ResponseWriters of globaladdr and cache, then rrl's): the
 // deepest point of a query is then no deeper than it is without rrl, so rrl
 // does not make the runtime grow (copy) every query's fresh stack once more
-// (docs/benchmarks-history.md).
+// (bench/HISTORY.md).
 type ResponseWriter struct {
 	dns.ResponseWriter
 	rrl    *RRL

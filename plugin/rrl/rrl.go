@@ -81,7 +81,7 @@ func (r *RRL) Name() string { return pluginName }
 // sent from here, not from below the backend; and the UDP path calls the
 // next plugin itself rather than through plugin.NextOrFailure, whose frames
 // were enough to make cache's, below, outgrow the first stack
-// (docs/benchmarks-history.md). What is lost is the tracing span of the next plugin; the
+// (bench/HISTORY.md). What is lost is the tracing span of the next plugin; the
 // plugin a reply is attributed to (metrics) is rrl either way, since a
 // ResponseWriter that wraps stands in for the plugins below it.
 func (r *RRL) ServeDNS(ctx context.Context, w dns.ResponseWriter, req *dns.Msg) (int, error) {
