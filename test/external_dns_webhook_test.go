@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/globaladdr/globaladdr/internal/corednstest"
-	"github.com/globaladdr/globaladdr/internal/prereq"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,7 +36,7 @@ const externalDNSWebhookTest = "TestExternalDNSWebhookChart"
 const webhookSection = "external-dns's webhook"
 
 // TestExternalDNSWebhookChart renders external-dns's own chart (the one in
-// the source of the external-dns module test/kubernetes pins) with the real
+// the source of the external-dns release the tests run) with the real
 // helm and corefile-examples/kubernetes/external-dns-webhook-values.yaml,
 // decodes its Deployment strictly and checks that the pod fits together:
 // external-dns, the release the tests run, runs the webhook provider with
@@ -107,20 +106,11 @@ func TestExternalDNSWebhookChart(t *testing.T) {
 }
 
 // externalDNSChart returns the directory of external-dns's own chart in the
-// source of the external-dns module test/kubernetes pins, which make
-// kube-bins downloads, and the module's version. go list only reads the
-// module cache (GOPROXY=off: nothing is downloaded or built); t ends through
-// prereq.Missing when the module is not there.
+// source of the release the tests run (externalDNSSource), and the
+// release's version.
 func externalDNSChart(t *testing.T) (chart, version string) {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", "sigs.k8s.io/external-dns")
-	cmd.Dir = filepath.Join(repoRoot(t), "test", "kubernetes")
-	cmd.Env = append(os.Environ(), "GOPROXY=off")
-	out, err := cmd.CombinedOutput()
-	dir, version, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
-	if err != nil || dir == "" {
-		prereq.Missing(t, "the external-dns module is not in the module cache: run make kube-bins (%v: %s)", err, out)
-	}
+	dir, version := externalDNSSource(t)
 	return filepath.Join(dir, "charts", "external-dns"), version
 }
 

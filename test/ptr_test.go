@@ -41,12 +41,25 @@ func TestPTR(t *testing.T) {
 		record("20.100.51.198.in-addr.arpa", "PTR", []string{"shop.example.com"}),
 	)
 	c := startCoreDNS(t, strings.ReplaceAll(ptrCorefile, "ETCD", etcd.Endpoint()))
-	internalPTR := test.PTR("51.0.168.192.in-addr.arpa. 300 IN PTR app.example.com.")
-	publicPTR := test.PTR("20.100.51.198.in-addr.arpa. 300 IN PTR shop.example.com.")
-	runCases(t, c, []viewCase{
+	runCases(t, c, ptrCases("app.example.com", "shop.example.com"))
+}
+
+// ptrCases are the queries of ptrCorefile's views for the PTR records of
+// 192.168.0.51 (internal) to app and of 198.51.100.20 (public) to shop,
+// with a TTL of 300: the internal view serves both; the external view
+// passes the public one untouched, and the internal one's reverse name,
+// which tells the address, and its ownership record do not exist there.
+func ptrCases(app, shop string) []viewCase {
+	internalPTR := test.PTR("51.0.168.192.in-addr.arpa. 300 IN PTR " + dns.Fqdn(app))
+	publicPTR := test.PTR("20.100.51.198.in-addr.arpa. 300 IN PTR " + dns.Fqdn(shop))
+	return []viewCase{
 		{"internal view serves the PTR of an internal address", "internal", test.Case{
 			Qname: "51.0.168.192.in-addr.arpa.", Qtype: dns.TypePTR,
 			Answer: []dns.RR{internalPTR},
+		}},
+		{"internal view serves the PTR of a public address", "internal", test.Case{
+			Qname: "20.100.51.198.in-addr.arpa.", Qtype: dns.TypePTR,
+			Answer: []dns.RR{publicPTR},
 		}},
 		{"external view: the reverse name of an internal address is NXDOMAIN", "external", test.Case{
 			Qname: "51.0.168.192.in-addr.arpa.", Qtype: dns.TypePTR, Rcode: dns.RcodeNameError,
@@ -58,5 +71,5 @@ func TestPTR(t *testing.T) {
 			Qname: "20.100.51.198.in-addr.arpa.", Qtype: dns.TypePTR,
 			Answer: []dns.RR{publicPTR},
 		}},
-	})
+	}
 }

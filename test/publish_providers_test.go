@@ -77,7 +77,7 @@ var publishedEndpoints = []*wire.Endpoint{
 // default TTL: 0 from rfc2136, 300 from pdns.
 //
 // It syncs once: a second sync through pdns changes nothing, one through
-// rfc2136 (v0.22.0) writes again the SRV and MX records (it reads none
+// rfc2136 (v0.23.0) writes again the SRV and MX records (it reads none
 // back), the TXT records (it reads each string back as a target, unquoted)
 // and an NS record set of several targets (it reads back the trailing dot
 // of all but the first), with their ownership records.

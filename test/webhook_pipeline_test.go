@@ -2,7 +2,6 @@ package test
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/nameserver"
-	"github.com/globaladdr/globaladdr/internal/prereq"
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 
 	"github.com/miekg/dns"
@@ -240,17 +238,10 @@ func dnsEndpoint(name string, endpoints ...*wire.Endpoint) map[string]any {
 }
 
 // dnsEndpointCRD returns the path of external-dns's DNSEndpoint CRD in the
-// source of the external-dns module test/kubernetes pins, which `make
-// kube-bins` fetched.
+// source of the release the tests run (externalDNSSource).
 func dnsEndpointCRD(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/external-dns")
-	cmd.Dir = filepath.Join(repoRoot(t), "test", "kubernetes")
-	out, err := cmd.Output()
-	dir := strings.TrimSpace(string(out))
-	if err != nil || dir == "" {
-		prereq.Missing(t, "external-dns's module source is not in the module cache: run make kube-bins (%v)", err)
-	}
+	dir, _ := externalDNSSource(t)
 	return filepath.Join(dir, "config", "crd", "standard", "dnsendpoints.externaldns.k8s.io.yaml")
 }
 

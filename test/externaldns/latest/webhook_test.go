@@ -46,7 +46,7 @@ func startWebhook(t *testing.T, etcdURL string) string {
 // plugin writes the keys and values package externaldns writes (and so
 // release's coredns provider: TestConformance), up to the place of a text
 // (Release.TextsApart), and the views serve them alike. Unlike the coredns
-// provider of v0.22.0, the plugin deletes the ownership records the TXT
+// provider of v0.22.0 and later, the plugin deletes the ownership records the TXT
 // registry deletes.
 func TestWebhookConformance(t *testing.T) {
 	r := release

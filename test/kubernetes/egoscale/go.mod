@@ -1,3 +1,0 @@
-module github.com/exoscale/egoscale/v3
-
-go 1.26.0
