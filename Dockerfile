@@ -19,5 +19,7 @@ FROM ${BASE}
 ARG TARGETPLATFORM
 COPY ${TARGETPLATFORM}/coredns /coredns
 USER 65532:65532
+# The repository ghcr.io links the published package to.
+LABEL org.opencontainers.image.source=https://github.com/globaladdr/globaladdr
 EXPOSE 53 53/udp
 ENTRYPOINT ["/coredns"]

@@ -76,9 +76,13 @@ generate:
 
 # chart-files copies monitoring/'s rules and dashboard into the chart (helm
 # warns on links out of a chart); test/chart_files_test.go checks they agree.
+# A file that is the same already is left alone, and a changed one replaced
+# whole (a copy renamed over it): make test's dist runs this while the chart's
+# tests read the chart.
 CHART_FILES := globaladdr-rules.yaml globaladdr-dashboard.json
 chart-files:
-	for f in $(CHART_FILES); do cp monitoring/$$f charts/globaladdr/files/$$f; done
+	for f in $(CHART_FILES); do cmp -s monitoring/$$f charts/globaladdr/files/$$f || \
+		{ cp monitoring/$$f charts/globaladdr/files/$$f.tmp && mv charts/globaladdr/files/$$f.tmp charts/globaladdr/files/$$f; }; done
 
 # demo builds ./coredns and the demo in one go build, so that the packages
 # they share compile once (with the same flags) and the rest of both in
@@ -375,7 +379,12 @@ context_binary = install -D -m 0755 $(1) "$$ctx/$(2)/coredns"; \
 # build information, which the other platforms' share) and SHA256SUMS of
 # them all. The image is make image's with buildah, on $(BASE) (make test
 # builds it on scratch: no registry), its manifest list named
-# $(DIST_IMAGE):DIST_VERSION, removed with its images once in the archive.
+# $(DIST_IMAGE)-PID:DIST_VERSION (the PID: builds of two checkouts on one
+# machine share buildah's store), removed with its images once in the
+# archive. make test builds it on scratch; a release, on distroless, is the
+# same files on another base, which no test here pulls. A tagged VERSION
+# (v0.1.0, v0.1.0-3-gabc1234) must be the VERSION file's release: dist
+# refuses a tag that was not bumped there.
 # It needs root (setcap), buildah and bin/helm (make helm). The cross builds
 # are the costly part: about 170 CPU-seconds for each platform other than
 # the host's the first time; the SBOM tool builds in about 40 seconds and
@@ -384,14 +393,17 @@ DIST_VERSION := $(patsubst v%,%,$(VERSION))
 DIST_IMAGE   ?= localhost/globaladdr-dist
 CYCLONEDX    ?= github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
 dist: $(call platform_bins,$(TEST_PLATFORMS)) chart-files helm
-	@set -e; v='$(DIST_VERSION)'; rm -rf dist; mkdir -p dist; \
+	@set -e; v='$(DIST_VERSION)'; img='$(DIST_IMAGE)'-$$$$; \
+	case '$(VERSION)' in v*) [ "$${v%%-*}" = "$$(cat VERSION)" ] || \
+		{ echo "dist: the tag says $${v%%-*}, the VERSION file $$(cat VERSION): bump VERSION, Chart.yaml and the docs (CONTRIBUTING.md, Releasing)" >&2; exit 1; } ;; esac; \
+	rm -rf dist; mkdir -p dist; \
 	$(foreach p,$(call platforms,$(TEST_PLATFORMS)),install -m 0755 $(call platform_bin,$(p)) "dist/coredns-$$v-$(subst /,-,$(subst arm/v,armv,$(p)))";) \
-	$(MAKE) --no-print-directory image ENGINE=buildah PLATFORMS='$(TEST_PLATFORMS)' IMAGE='$(DIST_IMAGE)' VERSION="$$v" BASE='$(BASE)' \
+	$(MAKE) --no-print-directory image ENGINE=buildah PLATFORMS='$(TEST_PLATFORMS)' IMAGE="$$img" VERSION="$$v" BASE='$(BASE)' \
 		$(foreach p,$(call platforms,$(TEST_PLATFORMS)),-o $(call platform_bin,$(p))); \
-	buildah manifest push --quiet --all '$(DIST_IMAGE)':"$$v" "oci-archive:dist/globaladdr-$$v.oci.tar:$$v"; \
-	images=$$(for d in $$(buildah manifest inspect '$(DIST_IMAGE)':"$$v" | sed -n 's/.*"digest": *"\(sha256:[0-9a-f]*\)".*/\1/p'); do \
-		echo "$$(buildah inspect --type image --format '{{.FromImageID}}' '$(DIST_IMAGE)':"$$v@$$d")"; done); \
-	buildah manifest rm '$(DIST_IMAGE)':"$$v" '$(DIST_IMAGE)':latest >/dev/null; buildah rmi $$images >/dev/null; \
+	buildah manifest push --quiet --all "$$img:$$v" "oci-archive:dist/globaladdr-$$v.oci.tar:$$v"; \
+	images=$$(for d in $$(buildah manifest inspect "$$img:$$v" | sed -n 's/.*"digest": *"\(sha256:[0-9a-f]*\)".*/\1/p'); do \
+		echo "$$(buildah inspect --type image --format '{{.FromImageID}}' "$$img:$$v@$$d")"; done); \
+	buildah manifest rm "$$img:$$v" "$$img:latest" >/dev/null; buildah rmi $$images >/dev/null; \
 	bin/helm/helm package charts/globaladdr --version "$$v" --app-version "$$v" --destination dist >/dev/null; \
 	$(GO) run $(CYCLONEDX) bin -json -std -version "v$$v" -output "dist/globaladdr-$$v.sbom.cdx.json" $(call platform_bin,linux/amd64); \
 	cd dist && sha256sum -- * > SHA256SUMS; \
@@ -404,10 +416,12 @@ dist: $(call platform_bins,$(TEST_PLATFORMS)) chart-files helm
 # environment both log in to REGISTRY's host first, as that user with
 # REGISTRY_PASSWORD (passed on standard input, kept in a temporary file
 # removed afterwards); without it, they push anonymously. PLAIN_HTTP=1
-# pushes over plain HTTP (a local test registry).
+# pushes over plain HTTP (a local test registry). The references are in
+# lower case, as registries take them (a GitHub owner may have capitals).
 REGISTRY ?= ghcr.io/globaladdr
+registry = $(shell printf '%s' '$(REGISTRY)' | tr A-Z a-z)
 PLAIN_HTTP ?=
-registry_host = $(firstword $(subst /, ,$(REGISTRY)))
+registry_host = $(firstword $(subst /, ,$(registry)))
 push:
 	@set -e; v='$(DIST_VERSION)'; \
 	for f in globaladdr-$$v.oci.tar globaladdr-$$v.tgz; do \
@@ -420,12 +434,12 @@ push:
 		printf '%s\n' "$$REGISTRY_PASSWORD" | bin/helm/helm registry login --registry-config "$$auth/helm.json" $(if $(PLAIN_HTTP),--plain-http) \
 			--username "$$REGISTRY_USER" --password-stdin '$(registry_host)'; \
 	fi; \
-	echo "push: $(REGISTRY)/globaladdr:$$v"; \
+	echo "push: $(registry)/globaladdr:$$v"; \
 	skopeo copy --quiet --all $$([ -f "$$auth/auth.json" ] && echo --dest-authfile "$$auth/auth.json") $(if $(PLAIN_HTTP),--dest-tls-verify=false) \
-		"oci-archive:dist/globaladdr-$$v.oci.tar:$$v" 'docker://$(REGISTRY)/globaladdr':"$$v"; \
-	echo "push: oci://$(REGISTRY)/charts/globaladdr $$v"; \
+		"oci-archive:dist/globaladdr-$$v.oci.tar:$$v" 'docker://$(registry)/globaladdr':"$$v"; \
+	echo "push: oci://$(registry)/charts/globaladdr $$v"; \
 	bin/helm/helm push --registry-config "$$auth/helm.json" $(if $(PLAIN_HTTP),--plain-http) \
-		"dist/globaladdr-$$v.tgz" 'oci://$(REGISTRY)/charts'
+		"dist/globaladdr-$$v.tgz" 'oci://$(registry)/charts'
 
 # bench compares the throughput of server blocks with and without globaladdr
 # under dnsperf (see BENCHMARKS.md); BENCH_FLAGS passes flags to ./bench,

@@ -208,7 +208,6 @@ func checkCopies(t *testing.T, secondaries []*nameserver.Server, names ...string
 // after a restart. Watchers end with the
 // server: nothing of etcdzone is left running.
 func TestHiddenPrimarySerial(t *testing.T) {
-	t.Parallel()
 	before := goroutines.Take()
 	primary, etcd, corefile := startHiddenPrimary(t, "*")
 	addr := primary.Addr("primary")
