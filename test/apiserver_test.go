@@ -69,7 +69,9 @@ func startAPIServer(t *testing.T, etcdURL string) *apiServer {
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-signing-key-file=" + s.saKeyFile,
 		"--service-account-key-file=" + s.saPubFile,
-		"--service-cluster-ip-range=10.96.0.0/16",
+		// Dual-stack, as the clusters the README leans on: the chart's
+		// Services may require both families (ci/ports-values.yaml).
+		"--service-cluster-ip-range=10.96.0.0/16,fd00:10:96::/112",
 		// No endpoints for the kubernetes Service: its address would be
 		// 127.0.0.1, which an Endpoints object may not hold.
 		"--endpoint-reconciler-type=none",
