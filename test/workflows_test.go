@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,15 +47,25 @@ func TestWorkflows(t *testing.T) {
 		if err := yaml.Unmarshal(data, &w); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
+		var runs []string
 		for job, j := range w.Jobs {
 			for _, s := range j.Steps {
 				if s.Run == "" {
 					continue
 				}
 				run := strings.TrimSpace(s.Run)
+				runs = append(runs, run)
 				if err := checkRunStep(run, string(makefile)); err != nil {
 					t.Errorf("%s: job %s: run %q: %v", filepath.Base(f), job, run, err)
 				}
+			}
+		}
+		// What each workflow is for: CI runs make test through .ci/run, a
+		// release builds dist/ through it and pushes.
+		want := map[string][]string{"ci.yml": {".ci/run"}, "release.yml": {".ci/run dist ", "make push "}}[filepath.Base(f)]
+		for _, w := range want {
+			if !slices.ContainsFunc(runs, func(r string) bool { return r == w || strings.HasPrefix(r, w) }) {
+				t.Errorf("%s runs no %q: %q", filepath.Base(f), w, runs)
 			}
 		}
 	}
