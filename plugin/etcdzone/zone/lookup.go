@@ -5,14 +5,34 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/coredns/coredns/plugin/file"
+	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/request"
 
 	"github.com/miekg/dns"
 )
 
-// Answer returns the reply to state's query for a name in v, looked up in
-// v's tree by the file plugin's lookup: RFC 1034's algorithm with CNAMEs
+// This file answers a query from a version: RFC 1034's algorithm (4.3.2)
+// over the version's names, as an authoritative server answers. The
+// sections of an answer are slices of the nodes' records, never copies but
+// for a wildcard's, which take the query's name.
+
+// result is what a lookup found.
+type result int
+
+const (
+	success result = iota
+	nameError
+	delegation
+	noData
+	serverFailure
+)
+
+// maxChase is the number of CNAMEs of the zone after the first that an
+// answer follows, as the file plugin's lookup does; and the depth of the
+// lookups a chain of CNAMEs through other zones starts.
+const maxChase = 8
+
+// Answer returns the reply to state's query for a name in v, with CNAMEs
 // followed (within the server's zones by the zone's Upstream), wildcards,
 // empty non-terminals and delegations. served reports whether a name is in
 // one of the server's zones, outside their delegations: a chain of CNAMEs
@@ -21,42 +41,27 @@ func (v *Version) Answer(ctx context.Context, state request.Request, served func
 	m := new(dns.Msg)
 	m.SetReply(state.Req)
 	m.Authoritative = true
-	if v.emptyNonTerminal(state.Name()) {
-		// An empty non-terminal exists (RFC 4592, 2.2.2): NODATA, where the
-		// file plugin's lookup would let a wildcard above it answer.
-		m.Ns = []dns.RR{v.SOA()}
-		return m
-	}
-	var result file.Result
-	m.Answer, m.Ns, m.Extra, result = v.file.Lookup(ctx, state, state.Name())
+	var res result
+	m.Answer, m.Ns, m.Extra, res = v.lookup(ctx, &state, state.Name(), state.QType())
 	if loops(m.Answer) {
-		// The file plugin's lookup gives up on a loop after 8 or 9
-		// rounds, repeating the loop's records, with NOERROR if no
-		// wildcard is in it.
-		result = file.ServerFailure
+		res = serverFailure
 	}
-	switch result {
-	case file.Success:
-		if len(m.Answer) > 0 {
-			// An answer carries no NS set in Authority, as Knot's and
-			// BIND's answers to resolvers don't: it only makes answers
-			// larger.
-			m.Ns = nil
-		}
+	switch res {
+	case success:
 		if endsInNoData(m.Answer, state.QType(), served) {
 			// The CNAMEs lead to a name of the zones without records of
 			// the type: NODATA, with the SOA for negative caching (RFC
 			// 2308, 2.2).
-			m.Ns = []dns.RR{v.SOA()}
+			m.Ns = v.soaSet
 		}
-	case file.NameError:
+	case nameError:
 		m.Rcode = dns.RcodeNameError
-	case file.Delegation:
+	case delegation:
 		// A referral is not authoritative; an answer that reached it
 		// through a CNAME is, for the CNAME.
 		m.Authoritative = len(m.Answer) > 0
 		m.Extra = append(m.Extra, v.siblingGlue(m.Ns)...)
-	case file.ServerFailure:
+	case serverFailure:
 		// A CNAME loop: the chain up to the loop, each record once, and
 		// nothing in Authority, as BIND answers it.
 		m.Rcode = dns.RcodeServerFailure
@@ -66,22 +71,173 @@ func (v *Version) Answer(ctx context.Context, state request.Request, served func
 	return m
 }
 
-// loops reports whether answer holds a CNAME to its own owner name or to
-// that of a CNAME before it: a chain of CNAMEs that comes back where it
-// passed.
-func loops(answer []dns.RR) bool {
-	var owners []string
-	for _, rr := range answer {
-		cname, ok := rr.(*dns.CNAME)
-		if !ok {
-			continue
-		}
-		owners = append(owners, cname.Hdr.Name)
-		if slices.ContainsFunc(owners, func(o string) bool { return strings.EqualFold(o, cname.Target) }) {
-			return true
+// lookup returns the Answer, Authority and Additional sections of the
+// answer to qname (lower case) and qtype, and what it found. An answer
+// carries no NS set in Authority, as Knot's and BIND's answers to resolvers
+// don't: it only makes answers larger.
+func (v *Version) lookup(ctx context.Context, state *request.Request, qname string, qtype uint16) (answer, ns, extra []dns.RR, res result) {
+	e, found := v.names.byName[qname]
+	if found && e.node == nil && !v.z.delegated(qname) {
+		// An empty non-terminal exists (RFC 4592, 2.2.2): NODATA.
+		return nil, v.soaSet, nil, noData
+	}
+	if qname == v.z.Name {
+		switch qtype {
+		case dns.TypeSOA:
+			return v.soaSet, nil, nil, success
+		case dns.TypeNS:
+			return v.ns, nil, v.glue(v.ns), success
 		}
 	}
-	return false
+	if chased(ctx) > maxChase {
+		return nil, nil, nil, serverFailure
+	}
+	if cut := v.cutAbove(qname, qtype); cut != nil {
+		ns := cut.typ(dns.TypeNS)
+		return nil, ns, v.glue(ns), delegation
+	}
+	if e.node != nil {
+		return v.fromNode(ctx, state, e.node, qname, qtype, false)
+	}
+	ce := v.names.closestEncloser(qname, v.z.Name)
+	if w, ok := v.names.wildcards[ce]; ok {
+		if w.node == nil {
+			// The wildcard is an empty non-terminal.
+			return nil, v.soaSet, nil, noData
+		}
+		return v.fromNode(ctx, state, w.node, qname, qtype, true)
+	}
+	return nil, v.soaSet, nil, nameError
+}
+
+// fromNode answers qname and qtype from n, qname's node, or the wildcard
+// that stands for qname (then its records take qname as their name).
+func (v *Version) fromNode(ctx context.Context, state *request.Request, n *node, qname string, qtype uint16, wildcard bool) (answer, ns, extra []dns.RR, res result) {
+	if qtype != dns.TypeCNAME {
+		if cname := n.typ(dns.TypeCNAME); len(cname) > 0 {
+			if wildcard {
+				cname = expand(cname, qname)
+			}
+			return v.chase(ctx, state, cname, qtype)
+		}
+	}
+	rrs := n.typ(qtype)
+	if len(rrs) == 0 {
+		return nil, v.soaSet, nil, noData
+	}
+	if wildcard {
+		rrs = expand(rrs, qname)
+	}
+	return rrs, nil, v.additional(rrs), success
+}
+
+// expand returns copies of rrs, a wildcard's records, named qname.
+func expand(rrs []dns.RR, qname string) []dns.RR {
+	out := make([]dns.RR, len(rrs))
+	for i, rr := range rrs {
+		out[i] = dns.Copy(rr)
+		out[i].Header().Name = qname
+	}
+	return out
+}
+
+// chase follows the CNAMEs of first, the CNAME records of the name asked,
+// through v and then, where they leave it, through the zone's Upstream, to
+// the records of qtype at the end of the chain, or a referral on the way.
+// A chain that comes back to a name it passed is found by Answer (loops),
+// one of a name to itself here.
+func (v *Version) chase(ctx context.Context, state *request.Request, first []dns.RR, qtype uint16) (answer, ns, extra []dns.RR, res result) {
+	chain := slices.Clone(first)
+	target := first[0].(*dns.CNAME).Target
+	for i := 0; ; i++ {
+		name := strings.ToLower(target)
+		if cut := v.cutAbove(name, qtype); cut != nil {
+			ns := cut.typ(dns.TypeNS)
+			return chain, ns, v.glue(ns), delegation
+		}
+		n := v.names.byName[name].node
+		if n == nil || qtype == dns.TypeNS || qtype == dns.TypeSOA && name == v.z.Name {
+			return v.upstream(ctx, state, chain, target, qtype)
+		}
+		if i > maxChase {
+			return chain, nil, v.additional(chain), success
+		}
+		cname := n.typ(dns.TypeCNAME)
+		if len(cname) == 0 {
+			chain = append(chain, n.typ(qtype)...)
+			return chain, nil, v.additional(chain), success
+		}
+		if strings.EqualFold(cname[0].Header().Name, cname[0].(*dns.CNAME).Target) {
+			// A CNAME to its own name can only loop.
+			return nil, nil, nil, serverFailure
+		}
+		chain = append(chain, cname...)
+		target = cname[0].(*dns.CNAME).Target
+	}
+}
+
+// upstream completes chain, a chain of CNAMEs that leads out of v (or to
+// its apex's NS or SOA records), with the answer of the zone's Upstream
+// for target, one lookup deeper.
+func (v *Version) upstream(ctx context.Context, state *request.Request, chain []dns.RR, target string, qtype uint16) (answer, ns, extra []dns.RR, res result) {
+	if v.z.Upstream == nil {
+		return chain, nil, nil, serverFailure
+	}
+	ctx = context.WithValue(ctx, dnsserver.LoopKey{}, chased(ctx)+1)
+	m, err := v.z.Upstream.Lookup(ctx, *state, target, qtype)
+	switch {
+	case err != nil:
+		return chain, nil, nil, serverFailure
+	case m == nil:
+		return chain, nil, v.additional(chain), success
+	}
+	chain = append(chain, m.Answer...)
+	switch {
+	case m.Rcode == dns.RcodeNameError:
+		return chain, v.soaSet, v.additional(chain), nameError
+	case m.Rcode == dns.RcodeServerFailure:
+		return chain, nil, nil, serverFailure
+	case m.Rcode == dns.RcodeSuccess && len(m.Answer) == 0:
+		return chain, v.soaSet, v.additional(chain), noData
+	}
+	// Anything else, a REFUSED for a target outside every zone served
+	// here too, keeps NOERROR: the CNAME is the answer, and the resolver
+	// chases the target itself.
+	return chain, nil, v.additional(chain), success
+}
+
+// chased returns how many lookups deep ctx's query is: each chain of
+// CNAMEs that leads out of a zone asks the next one deeper.
+func chased(ctx context.Context) int {
+	n, _ := ctx.Value(dnsserver.LoopKey{}).(int)
+	return n
+}
+
+// cutAbove returns the node of the delegation that name lies at or below,
+// the one nearest the apex; nil when none. A query for the DS records at a
+// cut is the zone's own, not a referral.
+func (v *Version) cutAbove(name string, qtype uint16) *node {
+	for _, cut := range v.cuts {
+		if under(name, cut.name) && !(qtype == dns.TypeDS && name == cut.name) {
+			return cut
+		}
+	}
+	return nil
+}
+
+// glue returns the addresses v holds of the name servers of ns, an NS set,
+// that lie below the name the set is at (for a referral, or the apex's NS
+// answer).
+func (v *Version) glue(ns []dns.RR) []dns.RR {
+	var out []dns.RR
+	for _, rr := range ns {
+		server, ok := rr.(*dns.NS)
+		if !ok || !dns.IsSubDomain(server.Hdr.Name, server.Ns) {
+			continue
+		}
+		out = append(out, v.Addresses(dns.CanonicalName(server.Ns))...)
+	}
+	return out
 }
 
 // siblingGlue returns the addresses v holds of the name servers of the
@@ -100,33 +256,69 @@ func (v *Version) siblingGlue(ns []dns.RR) []dns.RR {
 	return glue
 }
 
+// additional returns the addresses v holds of the in-zone targets of the
+// MX, SRV, SVCB and HTTPS records of answer, each target's once: the
+// Additional section that spares a resolver a query.
+func (v *Version) additional(answer []dns.RR) []dns.RR {
+	var extra []dns.RR
+	var seen []string
+	for _, rr := range answer {
+		target := ""
+		switch rr := rr.(type) {
+		case *dns.SRV:
+			target = rr.Target
+		case *dns.MX:
+			target = rr.Mx
+		case *dns.SVCB:
+			target = rr.Target
+		case *dns.HTTPS:
+			target = rr.Target
+		}
+		if target == "" {
+			continue
+		}
+		target = strings.ToLower(target)
+		if !under(target, v.z.Name) || slices.Contains(seen, target) {
+			continue
+		}
+		seen = append(seen, target)
+		extra = append(extra, v.Addresses(target)...)
+	}
+	return extra
+}
+
 // Addresses returns the A and AAAA records v holds at name (lower case),
 // below a delegation too (glue), in a slice of their own.
 func (v *Version) Addresses(name string) []dns.RR {
-	elem, ok := v.file.Search(name)
-	if !ok {
+	n := v.names.byName[name].node
+	if n == nil {
 		return nil
 	}
-	return slices.Concat(elem.Type(dns.TypeA), elem.Type(dns.TypeAAAA))
-}
-
-// emptyNonTerminal reports whether name, in v, has no records but names
-// below it, outside any delegation.
-func (v *Version) emptyNonTerminal(name string) bool {
-	if v.z.delegated(name) {
-		return false
-	}
-	if elem, ok := v.file.Search(name); ok && !elem.Empty() {
-		return false
-	}
-	next, ok := v.file.Next(name)
-	return ok && !strings.EqualFold(next.Name(), name) && dns.IsSubDomain(name, next.Name())
+	return n.addresses()
 }
 
 // delegated reports whether name is at or below one of z's cuts.
 func (z *Zone) delegated(name string) bool {
 	for _, cut := range z.Cuts {
 		if dns.IsSubDomain(cut, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// loops reports whether answer holds a CNAME to its own owner name or to
+// that of a CNAME before it: a chain of CNAMEs that comes back where it
+// passed.
+func loops(answer []dns.RR) bool {
+	var owners []string
+	for _, rr := range answer {
+		cname, ok := rr.(*dns.CNAME)
+		if !ok {
+			continue
+		}
+		owners = append(owners, cname.Hdr.Name)
+		if slices.ContainsFunc(owners, func(o string) bool { return strings.EqualFold(o, cname.Target) }) {
 			return true
 		}
 	}

@@ -230,10 +230,7 @@ func (v *Version) Changes(d Delta) []signer.RRset {
 // rrset returns v's records of name and type t.
 func (v *Version) rrset(name string, t uint16) []dns.RR {
 	if name == v.z.Name && t == dns.TypeNS {
-		return v.file.NS
+		return v.ns
 	}
-	if elem, ok := v.file.Search(name); ok {
-		return elem.Type(t)
-	}
-	return nil
+	return v.names.byName[name].node.typ(t)
 }

@@ -1,20 +1,21 @@
 // Package zone is an etcdzone zone without etcd: the index of the records
 // of a zone's keys, parsed once (the SkyDNS codec); the versions of the zone
 // as a view shows it, each built from the index once per change and never
-// changed after, so that queries and transfers read one without a lock; the
-// lookups (the file plugin's, with an authoritative server's rules); the
-// serial; and the journal of changes that incremental transfers send. Each
-// change yields the RRsets it removed and added (Delta), for the journal, or
-// a signer.
+// changed after, so that queries and transfers read one without a lock: its
+// nodes (a name's records, by type) in canonical order for transfers, and
+// by name for queries; the lookup over them (RFC 1034's, with an
+// authoritative server's rules); the serial; and the journal of changes
+// that incremental transfers send. Each change yields the RRsets it removed
+// and added (Delta), for the journal, or a signer.
 package zone
 
 import (
 	"cmp"
+	"context"
 	"maps"
 	"slices"
 
-	"github.com/coredns/coredns/plugin/file"
-	"github.com/coredns/coredns/plugin/file/tree"
+	"github.com/coredns/coredns/request"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -29,7 +30,13 @@ type Zone struct {
 	// Cuts are the names of the subdomains the zone delegates.
 	Cuts []string
 	// Upstream looks up the targets of CNAME records outside the zone.
-	Upstream file.Upstreamer
+	Upstream Upstream
+}
+
+// Upstream looks up the name of a CNAME's target that the zone does not
+// hold, as the file plugin's Upstreamer does.
+type Upstream interface {
+	Lookup(ctx context.Context, state request.Request, name string, qtype uint16) (*dns.Msg, error)
 }
 
 // Version is one state of a zone as a view shows it, built from the zone's
@@ -44,11 +51,18 @@ type Version struct {
 	State *view.State
 
 	z *Zone
-	// file's tree and lookup answer the queries (the file plugin's).
-	file *file.Zone
-	// elems are the nodes of the tree, in the tree's (canonical) order.
-	elems []*tree.Elem
-	// count is the number of records in the tree.
+	// soa is the SOA record, and soaSet a slice of it alone (for the
+	// Authority section of a negative answer); ns is the apex's NS set.
+	soa    *dns.SOA
+	soaSet []dns.RR
+	ns     []dns.RR
+	// nodes are the names with records (and the apex), in canonical
+	// order; names has them by name, for queries; cuts are those of the
+	// delegations, nearest the apex first.
+	nodes []*node
+	names names
+	cuts  []*node
+	// count is the number of records of the nodes.
 	count int
 	// judged holds, by owner name, the records of the owners whose
 	// records the view shows otherwise (rewritten, or left out), as the
@@ -59,7 +73,7 @@ type Version struct {
 }
 
 // SOA returns v's SOA record.
-func (v *Version) SOA() *dns.SOA { return v.file.SOA }
+func (v *Version) SOA() *dns.SOA { return v.soa }
 
 // Count returns the number of records of v, the apex's SOA and NS records
 // aside.
@@ -79,7 +93,7 @@ type Delta struct {
 // are built again from idx (all of them when changed is nil), the others'
 // are prev's. It also returns what changed since prev.
 func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view.State, s Serial) (*Version, Delta) {
-	var elems []*tree.Elem
+	var nodes []*node
 	var judged map[string][]dns.RR
 	if prev == nil || changed == nil {
 		owners := make([]string, 0, len(idx.owners)+1)
@@ -89,46 +103,42 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view
 				owners = append(owners, owner)
 			}
 		}
-		elems, judged = z.elems(idx, owners, st)
+		nodes, judged = z.nodes(idx, owners, st)
 	} else {
-		e, j := z.elems(idx, keys(changed), st)
-		elems, judged = merge(prev.elems, e, changed), mergeJudged(prev.judged, j, changed)
+		n, j := z.nodes(idx, keys(changed), st)
+		nodes, judged = merge(prev.nodes, n, changed), mergeJudged(prev.judged, j, changed)
 	}
-	next := &Version{z: z, elems: elems, State: st, judged: judged}
+	next := &Version{z: z, nodes: nodes, State: st, judged: judged}
 	d := Delta{}
-	var before []*tree.Elem
+	var before []*node
 	if prev != nil {
 		d.From = prev.SOA()
-		before = prev.elems
+		before = prev.nodes
 		next.count = prev.count
 	}
-	diff(before, elems, &d)
+	diff(before, nodes, &d)
 	next.count += len(d.Added) - len(d.Removed)
 	if prev != nil && s == prev.Serial && len(d.Removed)+len(d.Added) > 0 {
 		s = s.Bumped()
 	}
 	next.Serial = s
-	next.file = file.NewZone(z.Name, "")
-	next.file.SOA = z.Apex.SOA(z.Name, s.Value())
-	next.file.NS = z.Apex.NSSet(z.Name, z.Apex.NS)
-	next.file.Tree = balanced(elems)
-	next.file.Upstream = z.Upstream
-	d.To = next.file.SOA
+	next.soa = z.Apex.SOA(z.Name, s.Value())
+	next.soaSet = []dns.RR{next.soa}
+	next.ns = z.Apex.NSSet(z.Name, z.Apex.NS)
+	next.names = indexNames(z.Name, nodes)
+	next.cuts = cuts(z.Name, nodes)
+	d.To = next.soa
 	return next, d
 }
 
-// elems returns the nodes of owners' records as st shows them (as they are
+// nodes returns the nodes of owners' records as st shows them (as they are
 // when st is nil; none of an owner whose mark st does not show), in
-// canonical order; an owner without records has none.
+// canonical order; an owner without records has none, but the apex, which
+// always exists.
 // It also returns, by owner name, the records as the index has them of each
 // owner whose records st shows otherwise, ordered by type.
-// The apex's node has a copy of the SOA record, never served (the lookup
-// answers the apex's SOA from the zone's apex records): the file plugin's
-// lookup takes a name without a node in the tree and without names below it
-// for one that does not exist, and an empty zone's apex would be NXDOMAIN.
-func (z *Zone) elems(idx *Index, owners []string, st *view.State) (out []*tree.Elem, judged map[string][]dns.RR) {
-	out = make([]*tree.Elem, 0, len(owners))
-	soa := z.Apex.SOA(z.Name, 0)
+func (z *Zone) nodes(idx *Index, owners []string, st *view.State) (out []*node, judged map[string][]dns.RR) {
+	out = make([]*node, 0, len(owners))
 	for _, owner := range owners {
 		rrs := idx.records(owner)
 		if st != nil && len(rrs) > 0 {
@@ -147,15 +157,27 @@ func (z *Zone) elems(idx *Index, owners []string, st *view.State) (out []*tree.E
 			rrs = slices.Clone(shown)
 		}
 		rrs = srvShares(cut(rrs))
-		if owner == z.Name {
-			rrs = append(rrs, &dns.SOA{Hdr: dns.RR_Header{Name: z.Name, Rrtype: dns.TypeSOA, Class: dns.ClassINET}, Ns: soa.Ns, Mbox: soa.Mbox})
-		}
-		if len(rrs) > 0 {
-			out = append(out, newElem(rrs))
+		if len(rrs) > 0 || owner == z.Name {
+			out = append(out, newNode(owner, rrs))
 		}
 	}
-	slices.SortFunc(out, compareElems)
+	slices.SortFunc(out, compareNodes)
 	return out, judged
+}
+
+// cuts returns the nodes of nodes that hold NS records, the apex's aside:
+// the delegations, nearest the apex first.
+func cuts(apex string, nodes []*node) []*node {
+	var out []*node
+	for _, n := range nodes {
+		if n.name != apex && len(n.typ(dns.TypeNS)) > 0 {
+			out = append(out, n)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *node) int {
+		return cmp.Compare(dns.CountLabel(a.name), dns.CountLabel(b.name))
+	})
+	return out
 }
 
 // sameSlice reports whether a and b are the same slice: the view showed the
@@ -216,21 +238,6 @@ func cut(rrs []dns.RR) []dns.RR {
 	return rrs
 }
 
-// newElem returns the tree node of rrs, records of one owner name. The
-// records are made with their names in lower case, as the file plugin's
-// Zone.Insert would make them: inserted into the tree as they are, they are
-// never written to again.
-func newElem(rrs []dns.RR) *tree.Elem {
-	var t tree.Tree // the tree package makes its nodes' elements alone
-	for _, rr := range rrs {
-		t.Insert(rr)
-	}
-	return t.Root.Elem
-}
-
-// compareElems orders nodes by their names, in the tree's order.
-func compareElems(a, b *tree.Elem) int { return tree.Less(b, a.Name()) }
-
 // keys returns the names of set.
 func keys(set map[string]bool) []string {
 	out := make([]string, 0, len(set))
@@ -242,14 +249,14 @@ func keys(set map[string]bool) []string {
 
 // merge returns the nodes of prev, but those named in changed, merged with
 // changes, the new nodes of the names in changed; all in canonical order.
-func merge(prev, changes []*tree.Elem, changed map[string]bool) []*tree.Elem {
-	out := make([]*tree.Elem, 0, len(prev)+len(changes))
+func merge(prev, changes []*node, changed map[string]bool) []*node {
+	out := make([]*node, 0, len(prev)+len(changes))
 	i := 0
 	for _, e := range prev {
-		if changed[e.Name()] {
+		if changed[e.name] {
 			continue
 		}
-		for i < len(changes) && compareElems(changes[i], e) < 0 {
+		for i < len(changes) && compareNodes(changes[i], e) < 0 {
 			out = append(out, changes[i])
 			i++
 		}
@@ -258,27 +265,10 @@ func merge(prev, changes []*tree.Elem, changed map[string]bool) []*tree.Elem {
 	return append(out, changes[i:]...)
 }
 
-// balanced returns a tree of elems, in canonical order, of the least depth.
-// No node is inserted or deleted afterwards, so its colours do not matter.
-func balanced(elems []*tree.Elem) *tree.Tree {
-	nodes := make([]tree.Node, len(elems))
-	var build func(lo, hi int) *tree.Node
-	build = func(lo, hi int) *tree.Node {
-		if lo >= hi {
-			return nil
-		}
-		mid := (lo + hi) / 2
-		n := &nodes[mid]
-		n.Elem, n.Left, n.Right = elems[mid], build(lo, mid), build(mid+1, hi)
-		return n
-	}
-	return &tree.Tree{Root: build(0, len(elems)), Count: len(elems)}
-}
-
 // diff adds to d what turns the nodes before into those after, both in
 // canonical order: the records removed and those added. A node both share
 // changed nothing.
-func diff(before, after []*tree.Elem, d *Delta) {
+func diff(before, after []*node, d *Delta) {
 	i, j := 0, 0
 	for i < len(before) || j < len(after) {
 		switch {
@@ -286,10 +276,10 @@ func diff(before, after []*tree.Elem, d *Delta) {
 			// shared: unchanged, and no names to compare
 			i++
 			j++
-		case j == len(after) || i < len(before) && compareElems(before[i], after[j]) < 0:
+		case j == len(after) || i < len(before) && compareNodes(before[i], after[j]) < 0:
 			d.Removed = appendRecords(d.Removed, before[i], nil)
 			i++
-		case i == len(before) || compareElems(before[i], after[j]) > 0:
+		case i == len(before) || compareNodes(before[i], after[j]) > 0:
 			d.Added = appendRecords(d.Added, after[j], nil)
 			j++
 		default:
@@ -301,21 +291,14 @@ func diff(before, after []*tree.Elem, d *Delta) {
 	}
 }
 
-// appendRecords appends to rrs the records of e that other (nil: none)
-// lacks, TTL included, by type, but the apex's SOA copy.
-func appendRecords(rrs []dns.RR, e, other *tree.Elem) []dns.RR {
-	types := e.Types()
-	slices.Sort(types)
-	for _, t := range types {
-		if t == dns.TypeSOA {
-			continue
-		}
-		for _, rr := range e.Type(t) {
-			if other == nil || !slices.ContainsFunc(other.Type(t), func(o dns.RR) bool {
-				return o.Header().Ttl == rr.Header().Ttl && dns.IsDuplicate(o, rr)
-			}) {
-				rrs = append(rrs, rr)
-			}
+// appendRecords appends to rrs the records of n that other (nil: none)
+// lacks, TTL included, by type.
+func appendRecords(rrs []dns.RR, n, other *node) []dns.RR {
+	for _, rr := range n.rrs {
+		if other == nil || !slices.ContainsFunc(other.typ(rr.Header().Rrtype), func(o dns.RR) bool {
+			return o.Header().Ttl == rr.Header().Ttl && dns.IsDuplicate(o, rr)
+		}) {
+			rrs = append(rrs, rr)
 		}
 	}
 	return rrs
@@ -324,11 +307,11 @@ func appendRecords(rrs []dns.RR, e, other *tree.Elem) []dns.RR {
 // Records returns what an AXFR of v gets: v's SOA, its NS set, the rest of
 // its records in canonical order, and its SOA again.
 func (v *Version) Records() []dns.RR {
-	rrs := make([]dns.RR, 0, v.count+len(v.file.NS)+2)
+	rrs := make([]dns.RR, 0, v.count+len(v.ns)+2)
 	rrs = append(rrs, v.SOA())
-	rrs = append(rrs, v.file.NS...)
-	for _, e := range v.elems {
-		rrs = appendRecords(rrs, e, nil)
+	rrs = append(rrs, v.ns...)
+	for _, n := range v.nodes {
+		rrs = appendRecords(rrs, n, nil)
 	}
 	return append(rrs, v.SOA())
 }

@@ -79,15 +79,15 @@ func TestViewChange(t *testing.T) {
 		t.Errorf("%d records, want 3", v2.Count())
 	}
 	shared := 0
-	for _, e := range v2.elems {
-		for _, o := range v1.elems {
+	for _, e := range v2.nodes {
+		for _, o := range v1.nodes {
 			if e == o {
 				shared++
 			}
 		}
 	}
-	if shared != len(v1.elems) {
-		t.Errorf("%d of the %d names unchanged are shared", shared, len(v1.elems))
+	if shared != len(v1.nodes) {
+		t.Errorf("%d of the %d names unchanged are shared", shared, len(v1.nodes))
 	}
 
 	v3, d := Build(z, idx, v2, nil, externalView("203.0.113.20"), v2.Serial)
