@@ -1,6 +1,7 @@
 package zone
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -14,8 +15,10 @@ import (
 type names struct {
 	byName map[string]entry
 	// wildcards holds the entries of the wildcards (*.P) by the names
-	// they stand below (P).
-	wildcards map[string]entry
+	// they stand below (P); wildcardsOwned says that they are these
+	// names' own, not yet shared with a version (see update).
+	wildcards      map[string]entry
+	wildcardsOwned bool
 }
 
 // entry is what names holds of one name.
@@ -29,32 +32,92 @@ type entry struct {
 // indexNames returns the names of nodes, all at or below origin, with
 // every name between one of them and origin.
 func indexNames(origin string, nodes []*node) names {
-	byName := make(map[string]entry, len(nodes)+len(nodes)/4)
+	ns := names{byName: make(map[string]entry, len(nodes)+len(nodes)/4), wildcardsOwned: true}
 	for _, n := range nodes {
-		byName[n.name] = entry{node: n}
+		ns.set(n.name, entry{node: n})
 	}
 	for _, n := range nodes {
-		name := n.name
-		for name != origin && name != "" {
-			name = parent(name)
-			e := byName[name]
-			if e.below {
-				break // and so are the names above it
+		ns.markAbove(n.name, origin)
+	}
+	return ns
+}
+
+// update returns ns, the names of a version before, with the names changed
+// changes, whose nodes are now those of nodes (none for a name no longer
+// there): each changed name, and those above it that it made or stops
+// making exist. ns is left as it is, for the version that has it.
+func (ns names) update(origin string, nodes []*node, changed map[string]bool) names {
+	next := names{byName: maps.Clone(ns.byName), wildcards: ns.wildcards}
+	for name := range changed {
+		if n := find(nodes, name); n != nil {
+			next.set(name, entry{node: n, below: next.byName[name].below})
+			next.markAbove(name, origin)
+			continue
+		}
+		// The name, and each name above it that held nothing else,
+		// loses what it no longer has.
+		for {
+			e, ok := next.byName[name]
+			if !ok {
+				break
 			}
-			e.below = true
-			byName[name] = e
+			n, below := find(nodes, name), hasBelow(nodes, name)
+			if n == nil && !below {
+				next.delete(name)
+				name = parent(name)
+				continue
+			}
+			if e.node != n || e.below != below {
+				next.set(name, entry{node: n, below: below})
+			}
+			break
 		}
 	}
-	var wildcards map[string]entry
-	for name, e := range byName {
-		if strings.HasPrefix(name, "*.") {
-			if wildcards == nil {
-				wildcards = map[string]entry{}
-			}
-			wildcards[name[2:]] = e
+	return next
+}
+
+// markAbove notes that names lie below each name above name, up to origin.
+func (ns *names) markAbove(name, origin string) {
+	for name != origin && name != "" {
+		name = parent(name)
+		e := ns.byName[name]
+		if e.below {
+			return // and so are the names above it
 		}
+		e.below = true
+		ns.set(name, e)
 	}
-	return names{byName: byName, wildcards: wildcards}
+}
+
+// set makes e the entry of name, and of its wildcard, if name is one. The
+// wildcards are copied before the first change: the version before has
+// them.
+func (ns *names) set(name string, e entry) {
+	ns.byName[name] = e
+	if p, ok := strings.CutPrefix(name, "*."); ok {
+		ns.ownWildcards()
+		ns.wildcards[p] = e
+	}
+}
+
+// delete removes name.
+func (ns *names) delete(name string) {
+	delete(ns.byName, name)
+	if p, ok := strings.CutPrefix(name, "*."); ok {
+		ns.ownWildcards()
+		delete(ns.wildcards, p)
+	}
+}
+
+// ownWildcards gives ns a copy of its wildcards, once.
+func (ns *names) ownWildcards() {
+	if !ns.wildcardsOwned || ns.wildcards == nil {
+		ns.wildcards = maps.Clone(ns.wildcards)
+		if ns.wildcards == nil {
+			ns.wildcards = map[string]entry{}
+		}
+		ns.wildcardsOwned = true
+	}
 }
 
 // parent returns the name one label shorter than name; "" for the root.

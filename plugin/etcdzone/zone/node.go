@@ -56,6 +56,29 @@ func (n *node) addresses() []dns.RR {
 	return slices.Concat(n.typ(dns.TypeA), n.typ(dns.TypeAAAA))
 }
 
+// find returns the node of nodes, in canonical order, named name; nil when
+// none is.
+func find(nodes []*node, name string) *node {
+	i, ok := slices.BinarySearchFunc(nodes, name, compareNodeName)
+	if !ok {
+		return nil
+	}
+	return nodes[i]
+}
+
+// hasBelow reports whether a node of nodes, in canonical order, lies below
+// name: the first after name does.
+func hasBelow(nodes []*node, name string) bool {
+	i, found := slices.BinarySearchFunc(nodes, name, compareNodeName)
+	if found {
+		i++
+	}
+	return i < len(nodes) && under(nodes[i].name, name)
+}
+
+// compareNodeName compares n's name with name, in canonical order.
+func compareNodeName(n *node, name string) int { return compareNames(n.name, name) }
+
 // compareNodes orders nodes by their names, in DNSSEC's canonical order
 // (RFC 4034, 6.1): the order of a transfer, and of the changes a version
 // makes.

@@ -125,8 +125,13 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view
 	next.soa = z.Apex.SOA(z.Name, s.Value())
 	next.soaSet = []dns.RR{next.soa}
 	next.ns = z.Apex.NSSet(z.Name, z.Apex.NS)
-	next.names = indexNames(z.Name, nodes)
-	next.cuts = cuts(z.Name, nodes)
+	if prev == nil || changed == nil {
+		next.names = indexNames(z.Name, nodes)
+		next.cuts = cuts(z.Name, nodes)
+	} else {
+		next.names = prev.names.update(z.Name, nodes, changed)
+		next.cuts = cuts(z.Name, slices.Concat(slices.DeleteFunc(slices.Clone(prev.cuts), func(n *node) bool { return changed[n.name] }), nodesOf(nodes, changed)))
+	}
 	d.To = next.soa
 	return next, d
 }
@@ -177,6 +182,17 @@ func cuts(apex string, nodes []*node) []*node {
 	slices.SortStableFunc(out, func(a, b *node) int {
 		return cmp.Compare(dns.CountLabel(a.name), dns.CountLabel(b.name))
 	})
+	return out
+}
+
+// nodesOf returns the nodes of nodes, in canonical order, named in names.
+func nodesOf(nodes []*node, names map[string]bool) []*node {
+	var out []*node
+	for name := range names {
+		if n := find(nodes, name); n != nil {
+			out = append(out, n)
+		}
+	}
 	return out
 }
 
@@ -249,20 +265,24 @@ func keys(set map[string]bool) []string {
 
 // merge returns the nodes of prev, but those named in changed, merged with
 // changes, the new nodes of the names in changed; all in canonical order.
+// It copies the runs of prev between two changed names whole.
 func merge(prev, changes []*node, changed map[string]bool) []*node {
+	names := slices.SortedFunc(maps.Keys(changed), compareNames)
 	out := make([]*node, 0, len(prev)+len(changes))
-	i := 0
-	for _, e := range prev {
-		if changed[e.name] {
-			continue
-		}
-		for i < len(changes) && compareNodes(changes[i], e) < 0 {
-			out = append(out, changes[i])
+	i, j := 0, 0
+	for _, name := range names {
+		at, found := slices.BinarySearchFunc(prev[i:], name, compareNodeName)
+		out = append(out, prev[i:i+at]...)
+		i += at
+		if found {
 			i++
 		}
-		out = append(out, e)
+		if j < len(changes) && changes[j].name == name {
+			out = append(out, changes[j])
+			j++
+		}
 	}
-	return append(out, changes[i:]...)
+	return append(out, prev[i:]...)
 }
 
 // diff adds to d what turns the nodes before into those after, both in

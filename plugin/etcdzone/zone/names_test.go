@@ -1,0 +1,81 @@
+package zone
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/coredns/coredns/plugin/file/tree"
+
+	"github.com/miekg/dns"
+)
+
+// TestNamesUpdate changes a zone a name at a time, at random, among names
+// at several depths, wildcards and empty non-terminals among them, and
+// holds each version's names, which Build updates from the version
+// before's, to those it would index anew.
+func TestNamesUpdate(t *testing.T) {
+	labels := []string{"a", "b", "*", "c"}
+	var pool []string
+	for _, l1 := range labels {
+		pool = append(pool, l1+".example.com.")
+		for _, l2 := range labels {
+			pool = append(pool, l2+"."+l1+".example.com.")
+			pool = append(pool, "x."+l2+"."+l1+".example.com.")
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	z := &Zone{Name: "example.com.", Apex: testApex}
+	idx := NewIndex(nil)
+	v, _ := Build(z, idx, nil, nil, nil, Serial{}.At(1))
+	held := map[string]*Source{}
+	for step := range 2000 {
+		changed := map[string]bool{}
+		for range 1 + rng.IntN(3) {
+			name := pool[rng.IntN(len(pool))]
+			if src, ok := held[name]; ok {
+				idx.Put(src, nil, changed)
+				delete(held, name)
+				continue
+			}
+			rr := &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: []byte{192, 0, 2, byte(step)}}
+			held[name] = &Source{Key: name, Owner: name, RRs: []dns.RR{rr}}
+			idx.Put(nil, held[name], changed)
+		}
+		v, _ = Build(z, idx, v, changed, nil, v.Serial.At(int64(step+2)))
+		want := indexNames(z.Name, v.nodes)
+		if !maps.Equal(v.names.byName, want.byName) || !maps.Equal(v.names.wildcards, want.wildcards) && len(v.names.wildcards)+len(want.wildcards) > 0 {
+			t.Fatalf("step %d, %v changed: names\n%v\nwildcards %v\nwant\n%v\nwildcards %v", step, changed, v.names.byName, v.names.wildcards, want.byName, want.wildcards)
+		}
+		if len(v.nodes) != len(held)+1 {
+			t.Fatalf("step %d: %d nodes, want %d and the apex", step, len(v.nodes), len(held))
+		}
+	}
+}
+
+// TestCompareNames holds the nodes' order to the file plugin's tree's
+// (DNSSEC's canonical order), escapes and case included.
+func TestCompareNames(t *testing.T) {
+	names := []string{"example.com.", "a.example.com.", "A.b.example.com.", "b.example.com.", "*.example.com.", "z.example.com.",
+		`a\.b.example.com.`, `\001.example.com.`, `\065.example.com.`, "-.example.com.", "aa.example.com.", "a.a.example.com.", "com.", "."}
+	for _, a := range names {
+		var tr tree.Tree
+		tr.Insert(&dns.A{Hdr: dns.RR_Header{Name: a, Rrtype: dns.TypeA, Class: dns.ClassINET}})
+		for _, b := range names {
+			// tree.Less(e, b) compares b with e's name.
+			want, got := -sign(tree.Less(tr.Root.Elem, b)), sign(compareNames(dns.CanonicalName(a), dns.CanonicalName(b)))
+			if got != want {
+				t.Errorf("%s against %s: %d, want %d", a, b, got, want)
+			}
+		}
+	}
+	sorted := slices.SortedFunc(slices.Values([]string{"b.example.com.", "a.b.example.com.", "example.com.", "a.example.com.", "*.example.com."}), compareNames)
+	if fmt.Sprint(sorted) != "[example.com. *.example.com. a.example.com. b.example.com. a.b.example.com.]" {
+		t.Errorf("sorted: %v", sorted)
+	}
+}
+
+// sign returns -1, 0 or 1: the sign of n.
+func sign(n int) int { return min(max(n, -1), 1) }
