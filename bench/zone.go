@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +17,8 @@ import (
 
 // zoneCorefile serves zone (%[1]s) on port %[2]d with %[3]s: etcdzone
 // from etcd, or the file plugin from a zone file; it exports coredns's
-// metrics on port %[4]d.
+// metrics on port %[4]d (and the first block the pprof plugin's handlers,
+// among its directives).
 const zoneCorefile = `%[1]s:%[2]d {
 	bind 127.0.0.1
 	prometheus 127.0.0.1:%[4]d
@@ -51,7 +54,7 @@ func zoneLoad(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint
 	external := func(zone string) string {
 		return fmt.Sprintf("globaladdr %s\n\t%s", globalV4, etcdzone(zone))
 	}
-	fmt.Printf("\n| run | records | start → first answer | resident memory %[1]s after | Go heap in use %[1]s after |\n|---|---|---|---|---|\n", settle)
+	fmt.Printf("\n| run | records | start → first answer | resident memory %[1]s after | Go heap in use %[1]s after | Go heap live after a forced collection |\n|---|---|---|---|---|---|\n", settle)
 	runs := []struct {
 		name, zone string
 		blocks     []string // each block's directives
@@ -65,7 +68,7 @@ func zoneLoad(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint
 		{"file, empty zone", "empty.example.net.", []string{"file " + emptyFile + " empty.example.net"}, 0, 4},
 		{"file", full.apex, []string{"file " + zoneFile}, o.zone, 4},
 	}
-	rss, heap := make([]int64, len(runs)), make([]int64, len(runs))
+	rss, heap, live := make([]int64, len(runs)), make([]int64, len(runs)), make([]int64, len(runs))
 	for i, run := range runs {
 		if i == 1 { // the runs after etcdzone's empty zone hold the hosts
 			written := time.Now()
@@ -74,19 +77,19 @@ func zoneLoad(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint
 			}
 			fmt.Printf("| (%d hosts written into etcd in %s) | | | | |\n", o.zone, time.Since(written).Round(time.Millisecond))
 		}
-		start, r, h, err := startZone(ctx, o, dir, run.zone, fmt.Sprint("zone", i), run.blocks...)
+		start, m, err := startZone(ctx, o, dir, run.zone, fmt.Sprint("zone", i), run.blocks...)
 		if err != nil {
 			return err
 		}
-		rss[i], heap[i] = r, h
-		fmt.Printf("| %s | %d | %s | %.1f MiB | %.1f MiB |\n", run.name, run.records, start.Round(time.Millisecond), mib(r), mib(h))
+		rss[i], heap[i], live[i] = m.rss, m.heap, m.live
+		fmt.Printf("| %s | %d | %s | %.1f MiB | %.1f MiB | %.1f MiB |\n", run.name, run.records, start.Round(time.Millisecond), mib(m.rss), mib(m.heap), mib(m.live))
 	}
 	per := float64(o.zone) / 10000
 	// Each zone over the empty zone of its plugin.
 	for _, m := range []struct {
 		what string
 		of   []int64
-	}{{"Resident memory", rss}, {"Go heap in use", heap}} {
+	}{{"Resident memory", rss}, {"Go heap in use", heap}, {"Go heap live after a forced collection", live}} {
 		zone := func(i int) float64 { return mib(m.of[i]-m.of[runs[i].base]) / per }
 		fmt.Printf("\n%s per 10,000 records (over the empty zone's): etcdzone internal view %.1f MiB, external view %.1f MiB, both views %.1f MiB; file %.1f MiB. ", m.what, zone(1), zone(2), zone(3), zone(5))
 		fmt.Printf("etcdzone over file: internal view %.2f, external view %.2f (goal ≤ 1). Both views over one: %.2f × the internal view, %.2f × the external view (goal ≤ 1.3).\n", zone(1)/zone(5), zone(2)/zone(5), zone(3)/zone(1), zone(3)/zone(2))
@@ -110,41 +113,78 @@ func writeHosts(path string, s subtreeShape, n int) error {
 // blocks, each holding those directives on a port of its own, waits for
 // the zone's first answer from every block (the SOA, which etcdzone gives
 // once the zone is loaded), and returns how long that took, and coredns's
-// resident memory and Go heap in use a while after.
-func startZone(ctx context.Context, o options, dir, zone, name string, blocks ...string) (took time.Duration, rss, heap int64, err error) {
+// memory a while after.
+func startZone(ctx context.Context, o options, dir, zone, name string, blocks ...string) (took time.Duration, m zoneMemory, err error) {
 	var (
 		conf  strings.Builder
 		ports []int
 	)
 	metricsPort, err := freePort()
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, m, err
 	}
-	for _, directives := range blocks {
+	pprofPort, err := freePort()
+	if err != nil {
+		return 0, m, err
+	}
+	for i, directives := range blocks {
 		port, err := freePort()
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, m, err
 		}
 		ports = append(ports, port)
+		if i == 0 {
+			directives += fmt.Sprintf("\n\tpprof 127.0.0.1:%d", pprofPort)
+		}
 		fmt.Fprintf(&conf, zoneCorefile, strings.TrimSuffix(zone, "."), port, directives, metricsPort)
 	}
 	srv, start, err := launchCorefile(o, dir, name, conf.String())
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, m, err
 	}
 	defer srv.stop()
 	for _, port := range ports {
 		if err := srv.waitSOA(ctx, port, zone, 5*time.Minute); err != nil {
-			return 0, 0, 0, err
+			return 0, m, err
 		}
 	}
 	took = time.Since(start)
 	if err := settleMemory(ctx); err != nil {
-		return 0, 0, 0, err
+		return 0, m, err
 	}
-	if rss, _, err = srv.memory(); err != nil {
-		return 0, 0, 0, err
+	m, err = readZoneMemory(srv, metricsPort, pprofPort)
+	return took, m, err
+}
+
+// zoneMemory is what startZone reads of coredns's memory: its resident
+// size and Go heap in use, a while after the zone's load, and then its live
+// heap after a forced collection (what the zone holds, without the garbage
+// of the load that the collector has not yet taken).
+type zoneMemory struct{ rss, heap, live int64 }
+
+// readZoneMemory reads srv's memory, from /proc, its metrics on
+// metricsPort, and (forcing a collection through the pprof plugin's heap
+// profile on pprofPort) its metrics again.
+func readZoneMemory(srv *coreDNS, metricsPort, pprofPort int) (m zoneMemory, err error) {
+	if m.rss, _, err = srv.memory(); err != nil {
+		return m, err
 	}
 	h, err := metric(metricsPort, "go_memstats_heap_inuse_bytes")
-	return took, rss, int64(h), err
+	if err != nil {
+		return m, err
+	}
+	m.heap = int64(h)
+	c := http.Client{Timeout: time.Minute}
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", pprofPort))
+	if err != nil {
+		return m, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return m, err
+	}
+	l, err := metric(metricsPort, "go_memstats_heap_alloc_bytes")
+	m.live = int64(l)
+	return m, err
 }

@@ -10,19 +10,42 @@ import (
 
 // node is one owner name of a version with its records, as the view shows
 // them, ordered by type (and in the index's order within a type): a query
-// for one type gets a slice of them, never a copy. A node is never changed
-// once built, so versions share the nodes of the names a change left alone.
+// for one type gets a slice of them, never a copy. When the view shows the
+// name's records otherwise than the index holds them (rewritten, or some
+// left out), the node holds the index's too, for the view to count what it
+// did (see Version.Judged). A node is never changed once built, so versions
+// share the nodes of the names a change left alone.
 type node struct {
 	name string
-	rrs  []dns.RR
+	// rrs are the records shown, then those judged, each by type; shown
+	// is the number of the first.
+	rrs   []dns.RR
+	shown int
 }
 
-// newNode returns the node of rrs, the records of one owner name, in lower
+// newNode returns the node of shown, the records of one owner name as the
+// view shows them, and of judged, those the index holds when the view
+// shows them otherwise (none when it shows them as they are), all in lower
 // case (as the index makes them).
-func newNode(name string, rrs []dns.RR) *node {
-	slices.SortStableFunc(rrs, func(a, b dns.RR) int { return cmp.Compare(a.Header().Rrtype, b.Header().Rrtype) })
-	return &node{name: name, rrs: slices.Clip(rrs)}
+func newNode(name string, shown, judged []dns.RR) *node {
+	slices.SortStableFunc(shown, byType)
+	slices.SortStableFunc(judged, byType)
+	rrs := shown
+	if len(judged) > 0 {
+		rrs = slices.Concat(shown, judged)
+	}
+	return &node{name: name, rrs: slices.Clip(rrs), shown: len(shown)}
 }
+
+// byType orders records by their types.
+func byType(a, b dns.RR) int { return cmp.Compare(a.Header().Rrtype, b.Header().Rrtype) }
+
+// records returns the records n shows, by type.
+func (n *node) records() []dns.RR { return n.rrs[:n.shown:n.shown] }
+
+// judged returns the records the index holds at n's name, by type, when the
+// view shows them otherwise; none when it shows them as they are.
+func (n *node) judged() []dns.RR { return n.rrs[n.shown:] }
 
 // typ returns n's records of type t, in a slice that appending to does not
 // change n; nil when n has none (and for a nil node).
@@ -30,7 +53,7 @@ func (n *node) typ(t uint16) []dns.RR {
 	if n == nil {
 		return nil
 	}
-	return rrsOfType(n.rrs, t)
+	return rrsOfType(n.records(), t)
 }
 
 // rrsOfType returns the records of type t in rrs, ordered by type, in a

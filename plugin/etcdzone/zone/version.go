@@ -64,10 +64,9 @@ type Version struct {
 	cuts  []*node
 	// count is the number of records of the nodes.
 	count int
-	// judged holds, by owner name, the records of the owners whose
-	// records the view shows otherwise (rewritten, or left out), as the
-	// index has them, ordered by type (Judged).
-	judged map[string][]dns.RR
+	// withheld holds, by owner name, the records of the owners the view
+	// shows none of, as the index has them, ordered by type (Judged).
+	withheld map[string][]dns.RR
 	// signed is the number of records a signer adds to v (see Signed).
 	signed int
 }
@@ -94,7 +93,7 @@ type Delta struct {
 // are prev's. It also returns what changed since prev.
 func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view.State, s Serial) (*Version, Delta) {
 	var nodes []*node
-	var judged map[string][]dns.RR
+	var withheld map[string][]dns.RR
 	if prev == nil || changed == nil {
 		owners := make([]string, 0, len(idx.owners)+1)
 		owners = append(owners, z.Name)
@@ -103,12 +102,12 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view
 				owners = append(owners, owner)
 			}
 		}
-		nodes, judged = z.nodes(idx, owners, st)
+		nodes, withheld = z.nodes(idx, owners, st)
 	} else {
-		n, j := z.nodes(idx, keys(changed), st)
-		nodes, judged = merge(prev.nodes, n, changed), mergeJudged(prev.judged, j, changed)
+		n, w := z.nodes(idx, keys(changed), st)
+		nodes, withheld = merge(prev.nodes, n, changed), mergeWithheld(prev.withheld, w, changed)
 	}
-	next := &Version{z: z, nodes: nodes, State: st, judged: judged}
+	next := &Version{z: z, nodes: nodes, State: st, withheld: withheld}
 	d := Delta{}
 	var before []*node
 	if prev != nil {
@@ -138,36 +137,38 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view
 
 // nodes returns the nodes of owners' records as st shows them (as they are
 // when st is nil; none of an owner whose mark st does not show), in
-// canonical order; an owner without records has none, but the apex, which
-// always exists.
+// canonical order; an owner without records shown has none, but the apex,
+// which always exists.
 // It also returns, by owner name, the records as the index has them of each
-// owner whose records st shows otherwise, ordered by type.
-func (z *Zone) nodes(idx *Index, owners []string, st *view.State) (out []*node, judged map[string][]dns.RR) {
+// owner with records none of which st shows, ordered by type.
+func (z *Zone) nodes(idx *Index, owners []string, st *view.State) (out []*node, withheld map[string][]dns.RR) {
 	out = make([]*node, 0, len(owners))
 	for _, owner := range owners {
-		rrs := idx.records(owner)
+		rrs := idx.records(owner) // in a slice of their own
+		var judged []dns.RR
 		if st != nil && len(rrs) > 0 {
 			var shown []dns.RR
 			if st.Shows(owner, idx.mark(owner)) {
 				shown = st.Show(rrs)
 			}
 			if !sameSlice(shown, rrs) {
-				if judged == nil {
-					judged = map[string][]dns.RR{}
-				}
-				judged[owner] = slices.SortedStableFunc(slices.Values(rrs), func(a, b dns.RR) int {
-					return cmp.Compare(a.Header().Rrtype, b.Header().Rrtype)
-				})
+				judged, rrs = rrs, shown
 			}
-			rrs = slices.Clone(shown)
 		}
 		rrs = srvShares(cut(rrs))
-		if len(rrs) > 0 || owner == z.Name {
-			out = append(out, newNode(owner, rrs))
+		switch {
+		case len(rrs) > 0 || owner == z.Name:
+			out = append(out, newNode(owner, rrs, judged))
+		case len(judged) > 0:
+			if withheld == nil {
+				withheld = map[string][]dns.RR{}
+			}
+			slices.SortStableFunc(judged, byType)
+			withheld[owner] = judged
 		}
 	}
 	slices.SortFunc(out, compareNodes)
-	return out, judged
+	return out, withheld
 }
 
 // cuts returns the nodes of nodes that hold NS records, the apex's aside:
@@ -207,24 +208,21 @@ func sameSlice(a, b []dns.RR) bool {
 // otherwise (rewritten, or left out): for the view to count what it did.
 // It allocates nothing: every query of the view asks.
 func (v *Version) Judged(name string, qtype uint16) []dns.RR {
-	rrs := v.judged[name]
+	var rrs []dns.RR
+	if n := v.names.byName[name].node; n != nil {
+		rrs = n.judged()
+	} else {
+		rrs = v.withheld[name]
+	}
 	if qtype == dns.TypeANY {
 		return rrs
 	}
-	i := slices.IndexFunc(rrs, func(rr dns.RR) bool { return rr.Header().Rrtype == qtype })
-	if i < 0 {
-		return nil
-	}
-	n := 1
-	for i+n < len(rrs) && rrs[i+n].Header().Rrtype == qtype {
-		n++
-	}
-	return rrs[i : i+n : i+n]
+	return rrsOfType(rrs, qtype)
 }
 
-// mergeJudged returns prev, but for the names in changed, whose records
+// mergeWithheld returns prev, but for the names in changed, whose records
 // are those of changes.
-func mergeJudged(prev, changes map[string][]dns.RR, changed map[string]bool) map[string][]dns.RR {
+func mergeWithheld(prev, changes map[string][]dns.RR, changed map[string]bool) map[string][]dns.RR {
 	if len(prev) == 0 {
 		return changes
 	}
@@ -314,7 +312,7 @@ func diff(before, after []*node, d *Delta) {
 // appendRecords appends to rrs the records of n that other (nil: none)
 // lacks, TTL included, by type.
 func appendRecords(rrs []dns.RR, n, other *node) []dns.RR {
-	for _, rr := range n.rrs {
+	for _, rr := range n.records() {
 		if other == nil || !slices.ContainsFunc(other.typ(rr.Header().Rrtype), func(o dns.RR) bool {
 			return o.Header().Ttl == rr.Header().Ttl && dns.IsDuplicate(o, rr)
 		}) {
