@@ -47,6 +47,13 @@ func (c *Cookie) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg)
 	if option == nil {
 		return plugin.NextOrFailure(c.Name(), c.Next, ctx, w, r)
 	}
+	return c.serveCookie(ctx, w, r, option)
+}
+
+// serveCookie serves r, a query with option, its COOKIE option: it is kept
+// out of ServeDNS, whose frame every query without a cookie passes through
+// (see etcdzone's reply).
+func (c *Cookie) serveCookie(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, option *dns.EDNS0_COOKIE) (int, error) {
 	cookie, err := hex.DecodeString(option.Cookie)
 	if err != nil || !wellFormed(len(cookie)) {
 		return dns.RcodeFormatError, nil

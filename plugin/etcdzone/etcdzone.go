@@ -173,15 +173,30 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 		}
 		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
 	}
+	m := x.reply(ctx, w, r, z)
+	if m == nil {
+		return x.passOn(ctx, w, r)
+	}
+	w.WriteMsg(m)
+	x.judged(ctx, m.Question[0], z)
+	return dns.RcodeSuccess, nil
+}
+
+// reply returns the reply to r, a query for a name in z; nil when
+// fallthrough leaves the name to the next plugin. It is kept out of
+// ServeDNS, which writes the reply: the query's goroutine writes it through
+// every plugin's ResponseWriter above, and a stack that outgrows its first
+// size there is copied whole (most of a query's CPU, before issue 36).
+//
+//go:noinline
+func (x *EtcdZone) reply(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, z *hosted) *dns.Msg {
 	state := request.Request{W: w, Req: r}
 	m := x.answer(ctx, state, z)
 	if x.fallsThrough(state, z, m) {
-		return x.passOn(ctx, w, r)
+		return nil
 	}
 	x.withoutHiddenSOA(m)
-	w.WriteMsg(m)
-	x.judged(ctx, state, z)
-	return dns.RcodeSuccess, nil
+	return m
 }
 
 // withoutHiddenSOA leaves the SOA out of m, a negative answer, when the
@@ -196,14 +211,14 @@ func (x *EtcdZone) withoutHiddenSOA(m *dns.Msg) {
 	}
 }
 
-// judged tells the view, if any, what it did to the records of state's
-// name and type in z (zone.Version.Judged), for its metrics.
-func (x *EtcdZone) judged(ctx context.Context, state request.Request, z *hosted) {
+// judged tells the view, if any, what it did to the records of q's name and
+// type in z (zone.Version.Judged), for its metrics.
+func (x *EtcdZone) judged(ctx context.Context, q dns.Question, z *hosted) {
 	if x.view == nil {
 		return
 	}
 	if v := z.current.Load(); v != nil {
-		if rrs := v.Judged(state.Name(), state.QType()); len(rrs) > 0 {
+		if rrs := v.Judged(dns.CanonicalName(q.Name), q.Qtype); len(rrs) > 0 {
 			x.view.Judged(ctx, rrs)
 		}
 	}

@@ -56,15 +56,31 @@ func (g *GlobalAddr) Ready() bool { return g.addrs.Load().known }
 // the plugins after it (Fallthrough). Every other question is judged; with
 // expose marked, it is hidden (no other backend marks its records).
 func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	hidden := len(r.Question) == 1 && g.policy.hidden(r.Question[0].Name)
-	if hidden {
-		(&tally{hidden: 1}).report(ctx)
-	}
 	if g.passes(r) {
+		g.countHidden(ctx, r)
 		return plugin.NextOrFailure(g.Name(), g.Next, ctx, w, r)
 	}
-	if !hidden && len(r.Question) == 1 && g.policy.unmarked(r.Question[0].Name) {
-		hidden = true
+	return g.serveJudged(ctx, w, r)
+}
+
+// countHidden counts r's question as one for a hidden name, if it is: the
+// plugin that serves it as the view shows it answers NXDOMAIN. It is kept
+// out of ServeDNS, whose frame every reply of that plugin is written above
+// (see etcdzone's reply).
+//
+//go:noinline
+func (g *GlobalAddr) countHidden(ctx context.Context, r *dns.Msg) {
+	if g.policy.hidden(r.Question[0].Name) {
+		(&tally{hidden: 1}).report(ctx)
+	}
+}
+
+// serveJudged serves r, a query for no zone a backend serves as the view
+// shows it: a hidden name (or one expose leaves out) is NXDOMAIN, anything
+// else is judged on its way up.
+func (g *GlobalAddr) serveJudged(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	hidden := len(r.Question) == 1 && (g.policy.hidden(r.Question[0].Name) || g.policy.unmarked(r.Question[0].Name))
+	if hidden {
 		(&tally{hidden: 1}).report(ctx)
 	}
 	return g.judge(ctx, w, r, g.Next, hidden, questionName(r))
