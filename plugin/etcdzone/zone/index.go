@@ -1,6 +1,7 @@
 package zone
 
 import (
+	"iter"
 	"slices"
 
 	"github.com/globaladdr/globaladdr/plugin/view"
@@ -15,15 +16,18 @@ import (
 // view's zone is built from the index (see Build). It is not safe for
 // concurrent use: the goroutine that follows the zone changes and reads it.
 type Index struct {
-	// owners holds the sources of the records at each owner name.
-	owners map[string][]*Source
+	// owners holds the first source of the records at each owner name,
+	// and more the others, of the names that several sources hold: most
+	// names have one, which takes no slice of its own.
+	owners map[string]*Source
+	more   map[string][]*Source
 }
 
 // NewIndex returns an index with the records of fixed, by their source's
 // name (the Corefile's records: delegations and glue, which the operator
 // exposes by writing them).
 func NewIndex(fixed map[string][]dns.RR) *Index {
-	idx := &Index{owners: map[string][]*Source{}}
+	idx := &Index{owners: map[string]*Source{}, more: map[string][]*Source{}}
 	for name, rrs := range fixed {
 		idx.Put(nil, &Source{Key: name, Owner: rrs[0].Header().Name, RRs: rrs, Mark: view.Exposed}, nil)
 	}
@@ -43,45 +47,77 @@ type Source struct {
 // may be a source the index does not hold (one its zone did not accept). It
 // adds the owner names whose records changed to changed (when not nil).
 func (idx *Index) Put(old, next *Source, changed map[string]bool) {
-	if old != nil {
-		at := idx.owners[old.Owner]
-		if i := slices.Index(at, old); i >= 0 {
-			if len(at) == 1 {
-				delete(idx.owners, old.Owner)
-			} else {
-				idx.owners[old.Owner] = slices.Delete(at, i, i+1)
-			}
-			if changed != nil {
-				changed[old.Owner] = true
-			}
-		}
+	if old != nil && idx.remove(old) && changed != nil {
+		changed[old.Owner] = true
 	}
 	if next != nil && len(next.RRs) > 0 {
-		idx.owners[next.Owner] = append(idx.owners[next.Owner], next)
+		if idx.owners[next.Owner] == nil {
+			idx.owners[next.Owner] = next
+		} else {
+			idx.more[next.Owner] = append(idx.more[next.Owner], next)
+		}
 		if changed != nil {
 			changed[next.Owner] = true
 		}
 	}
 }
 
+// remove removes s, and reports whether idx held it. The sources left at
+// its owner name keep their order.
+func (idx *Index) remove(s *Source) bool {
+	more := idx.more[s.Owner]
+	if idx.owners[s.Owner] == s {
+		if len(more) == 0 {
+			delete(idx.owners, s.Owner)
+			return true
+		}
+		idx.owners[s.Owner], more = more[0], more[1:]
+	} else if i := slices.Index(more, s); i >= 0 {
+		more = slices.Delete(more, i, i+1)
+	} else {
+		return false
+	}
+	if len(more) == 0 {
+		delete(idx.more, s.Owner)
+	} else {
+		idx.more[s.Owner] = more
+	}
+	return true
+}
+
 // Len returns the number of sources idx holds.
 func (idx *Index) Len() int {
-	n := 0
-	for _, at := range idx.owners {
-		n += len(at)
+	n := len(idx.owners)
+	for _, more := range idx.more {
+		n += len(more)
 	}
 	return n
 }
 
+// sources returns the sources of owner's records, in the order they came.
+func (idx *Index) sources(owner string) iter.Seq[*Source] {
+	return func(yield func(*Source) bool) {
+		first := idx.owners[owner]
+		if first == nil || !yield(first) {
+			return
+		}
+		for _, s := range idx.more[owner] {
+			if !yield(s) {
+				return
+			}
+		}
+	}
+}
+
 // mark returns the mark of owner's records: view.Join of its sources'.
 func (idx *Index) mark(owner string) view.Mark {
-	at := idx.owners[owner]
-	if len(at) == 0 {
-		return view.Unmarked
-	}
-	m := at[0].Mark
-	for _, s := range at[1:] {
-		m = view.Join(m, s.Mark)
+	m, first := view.Unmarked, true
+	for s := range idx.sources(owner) {
+		if first {
+			m, first = s.Mark, false
+		} else {
+			m = view.Join(m, s.Mark)
+		}
 	}
 	return m
 }
@@ -90,7 +126,7 @@ func (idx *Index) mark(owner string) view.Mark {
 // the same record make one), in a slice of their own.
 func (idx *Index) records(owner string) []dns.RR {
 	var rrs []dns.RR
-	for _, s := range idx.owners[owner] {
+	for s := range idx.sources(owner) {
 		for _, rr := range s.RRs {
 			if !slices.ContainsFunc(rrs, func(o dns.RR) bool { return dns.IsDuplicate(o, rr) }) {
 				rrs = append(rrs, rr)

@@ -76,8 +76,8 @@ func (v *Version) Answer(ctx context.Context, state request.Request, served func
 // carries no NS set in Authority, as Knot's and BIND's answers to resolvers
 // don't: it only makes answers larger.
 func (v *Version) lookup(ctx context.Context, state *request.Request, qname string, qtype uint16) (answer, ns, extra []dns.RR, res result) {
-	e, found := v.names.byName[qname]
-	if found && e.node == nil && !v.z.delegated(qname) {
+	n, found := v.names.byName[qname]
+	if found && n == nil && !v.z.delegated(qname) {
 		// An empty non-terminal exists (RFC 4592, 2.2.2): NODATA.
 		return nil, v.soaSet, nil, noData
 	}
@@ -96,16 +96,16 @@ func (v *Version) lookup(ctx context.Context, state *request.Request, qname stri
 		ns := cut.typ(dns.TypeNS)
 		return nil, ns, v.glue(ns), delegation
 	}
-	if e.node != nil {
-		return v.fromNode(ctx, state, e.node, qname, qtype, false)
+	if n != nil {
+		return v.fromNode(ctx, state, n, qname, qtype, false)
 	}
 	ce := v.names.closestEncloser(qname, v.z.Name)
 	if w, ok := v.names.wildcards[ce]; ok {
-		if w.node == nil {
+		if w == nil {
 			// The wildcard is an empty non-terminal.
 			return nil, v.soaSet, nil, noData
 		}
-		return v.fromNode(ctx, state, w.node, qname, qtype, true)
+		return v.fromNode(ctx, state, w, qname, qtype, true)
 	}
 	return nil, v.soaSet, nil, nameError
 }
@@ -155,7 +155,7 @@ func (v *Version) chase(ctx context.Context, state *request.Request, first []dns
 			ns := cut.typ(dns.TypeNS)
 			return chain, ns, v.glue(ns), delegation
 		}
-		n := v.names.byName[name].node
+		n := v.names.byName[name]
 		if n == nil || qtype == dns.TypeNS || qtype == dns.TypeSOA && name == v.z.Name {
 			return v.upstream(ctx, state, chain, target, qtype)
 		}
@@ -290,7 +290,7 @@ func (v *Version) additional(answer []dns.RR) []dns.RR {
 // Addresses returns the A and AAAA records v holds at name (lower case),
 // below a delegation too (glue), in a slice of their own.
 func (v *Version) Addresses(name string) []dns.RR {
-	n := v.names.byName[name].node
+	n := v.names.byName[name]
 	if n == nil {
 		return nil
 	}

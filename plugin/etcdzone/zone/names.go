@@ -8,33 +8,26 @@ import (
 )
 
 // names holds what a query looks up in a version, by lower-case name: each
-// node, and each name that has names below it (an empty non-terminal, when
-// it has no node). A query takes one lookup of its name, or a few more on
-// the way to its closest encloser (RFC 4592), and no search of an ordered
-// tree.
+// node, and each name that has names below it but no node (an empty
+// non-terminal, held as nil). Every name between a node's and the zone's
+// is there. A query takes one lookup of its name, or a few more on the way
+// to its closest encloser (RFC 4592), and no search of an ordered tree.
 type names struct {
-	byName map[string]entry
-	// wildcards holds the entries of the wildcards (*.P) by the names
-	// they stand below (P); wildcardsOwned says that they are these
-	// names' own, not yet shared with a version (see update).
-	wildcards      map[string]entry
+	byName map[string]*node
+	// wildcards holds the nodes of the wildcards (*.P), nil for one that
+	// is an empty non-terminal, by the names they stand below (P);
+	// wildcardsOwned says that they are these names' own, not yet shared
+	// with a version (see update).
+	wildcards      map[string]*node
 	wildcardsOwned bool
-}
-
-// entry is what names holds of one name.
-type entry struct {
-	// node holds the name's records; nil for an empty non-terminal.
-	node *node
-	// below says that names exist below this one.
-	below bool
 }
 
 // indexNames returns the names of nodes, all at or below origin, with
 // every name between one of them and origin.
 func indexNames(origin string, nodes []*node) names {
-	ns := names{byName: make(map[string]entry, len(nodes)+len(nodes)/4), wildcardsOwned: true}
+	ns := names{byName: make(map[string]*node, len(nodes)+len(nodes)/4), wildcardsOwned: true}
 	for _, n := range nodes {
-		ns.set(n.name, entry{node: n})
+		ns.set(n.name, n)
 	}
 	for _, n := range nodes {
 		ns.markAbove(n.name, origin)
@@ -50,53 +43,51 @@ func (ns names) update(origin string, nodes []*node, changed map[string]bool) na
 	next := names{byName: maps.Clone(ns.byName), wildcards: ns.wildcards}
 	for name := range changed {
 		if n := find(nodes, name); n != nil {
-			next.set(name, entry{node: n, below: next.byName[name].below})
+			next.set(name, n)
 			next.markAbove(name, origin)
 			continue
 		}
-		// The name, and each name above it that held nothing else,
-		// loses what it no longer has.
+		// The name lost its node. It, and each name above it that held
+		// nothing else, goes; the first that still has names below it
+		// stays (an empty non-terminal, if it has no node).
+		if _, ok := next.byName[name]; !ok {
+			continue
+		}
 		for {
-			e, ok := next.byName[name]
-			if !ok {
+			if hasBelow(nodes, name) {
+				next.set(name, nil)
 				break
 			}
-			n, below := find(nodes, name), hasBelow(nodes, name)
-			if n == nil && !below {
-				next.delete(name)
-				name = parent(name)
-				continue
+			next.delete(name)
+			name = parent(name)
+			if n, ok := next.byName[name]; !ok || n != nil {
+				break
 			}
-			if e.node != n || e.below != below {
-				next.set(name, entry{node: n, below: below})
-			}
-			break
 		}
 	}
 	return next
 }
 
-// markAbove notes that names lie below each name above name, up to origin.
+// markAbove makes each name above name, up to origin, exist: it stops at
+// one that does, whose own names above do too.
 func (ns *names) markAbove(name, origin string) {
 	for name != origin && name != "" {
 		name = parent(name)
-		e := ns.byName[name]
-		if e.below {
-			return // and so are the names above it
+		if _, ok := ns.byName[name]; ok {
+			return
 		}
-		e.below = true
-		ns.set(name, e)
+		ns.set(name, nil)
 	}
 }
 
-// set makes e the entry of name, and of its wildcard, if name is one. The
-// wildcards are copied before the first change: the version before has
-// them.
-func (ns *names) set(name string, e entry) {
-	ns.byName[name] = e
+// set makes n the node of name (nil: an empty non-terminal), and of its
+// wildcard, if name is one. The wildcards are copied before the first
+// change: the version before has them.
+func (ns *names) set(name string, n *node) {
+	ns.byName[name] = n
 	if p, ok := strings.CutPrefix(name, "*."); ok {
 		ns.ownWildcards()
-		ns.wildcards[p] = e
+		ns.wildcards[p] = n
 	}
 }
 
@@ -114,7 +105,7 @@ func (ns *names) ownWildcards() {
 	if !ns.wildcardsOwned || ns.wildcards == nil {
 		ns.wildcards = maps.Clone(ns.wildcards)
 		if ns.wildcards == nil {
-			ns.wildcards = map[string]entry{}
+			ns.wildcards = map[string]*node{}
 		}
 		ns.wildcardsOwned = true
 	}

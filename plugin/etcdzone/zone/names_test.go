@@ -79,3 +79,39 @@ func TestCompareNames(t *testing.T) {
 
 // sign returns -1, 0 or 1: the sign of n.
 func sign(n int) int { return min(max(n, -1), 1) }
+
+// TestIndexSources puts three sources at one name and takes them away in
+// turn: the records left keep their order, and a source the index does not
+// hold changes nothing.
+func TestIndexSources(t *testing.T) {
+	idx := NewIndex(nil)
+	srcs := make([]*Source, 3)
+	for i := range srcs {
+		srcs[i] = &Source{Key: fmt.Sprint("/key/", i), Owner: "a.example.com.", RRs: []dns.RR{mustRR(t, fmt.Sprintf("a.example.com. 300 IN A 192.0.2.%d", i+1))}}
+		idx.Put(nil, srcs[i], nil)
+	}
+	records := func() string {
+		var out []string
+		for _, rr := range idx.records("a.example.com.") {
+			out = append(out, rr.(*dns.A).A.String())
+		}
+		return fmt.Sprint(out)
+	}
+	for _, step := range []struct {
+		remove  *Source
+		want    string
+		len     int
+		changes bool
+	}{
+		{&Source{Key: "/other", Owner: "a.example.com."}, "[192.0.2.1 192.0.2.2 192.0.2.3]", 3, false},
+		{srcs[0], "[192.0.2.2 192.0.2.3]", 2, true},
+		{srcs[2], "[192.0.2.2]", 1, true},
+		{srcs[1], "[]", 0, true},
+	} {
+		changed := map[string]bool{}
+		idx.Put(step.remove, nil, changed)
+		if got := records(); got != step.want || idx.Len() != step.len || changed["a.example.com."] != step.changes {
+			t.Errorf("removing %s: %s, %d sources, changed %v; want %s, %d", step.remove.Key, got, idx.Len(), changed, step.want, step.len)
+		}
+	}
+}

@@ -232,5 +232,5 @@ func (v *Version) rrset(name string, t uint16) []dns.RR {
 	if name == v.z.Name && t == dns.TypeNS {
 		return v.ns
 	}
-	return v.names.byName[name].node.typ(t)
+	return v.names.byName[name].typ(t)
 }

@@ -209,7 +209,7 @@ func sameSlice(a, b []dns.RR) bool {
 // It allocates nothing: every query of the view asks.
 func (v *Version) Judged(name string, qtype uint16) []dns.RR {
 	var rrs []dns.RR
-	if n := v.names.byName[name].node; n != nil {
+	if n := v.names.byName[name]; n != nil {
 		rrs = n.judged()
 	} else {
 		rrs = v.withheld[name]
