@@ -85,6 +85,19 @@ func (idx *Index) remove(s *Source) bool {
 	return true
 }
 
+// ownerNames returns the owner names of idx's records, and apex first,
+// whether it has records or not.
+func (idx *Index) ownerNames(apex string) []string {
+	names := make([]string, 0, len(idx.owners)+1)
+	names = append(names, apex)
+	for owner := range idx.owners {
+		if owner != apex {
+			names = append(names, owner)
+		}
+	}
+	return names
+}
+
 // Len returns the number of sources idx holds.
 func (idx *Index) Len() int {
 	n := len(idx.owners)

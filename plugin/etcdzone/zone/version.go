@@ -92,22 +92,19 @@ type Delta struct {
 // are built again from idx (all of them when changed is nil), the others'
 // are prev's. It also returns what changed since prev.
 func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view.State, s Serial) (*Version, Delta) {
-	var nodes []*node
-	var withheld map[string][]dns.RR
+	next := &Version{z: z, State: st}
 	if prev == nil || changed == nil {
-		owners := make([]string, 0, len(idx.owners)+1)
-		owners = append(owners, z.Name)
-		for owner := range idx.owners {
-			if owner != z.Name {
-				owners = append(owners, owner)
-			}
-		}
-		nodes, withheld = z.nodes(idx, owners, st)
+		next.nodes, next.withheld = z.nodes(idx, idx.ownerNames(z.Name), st)
+		next.names = indexNames(z.Name, next.nodes)
+		next.cuts = cuts(z.Name, next.nodes)
 	} else {
-		n, w := z.nodes(idx, keys(changed), st)
-		nodes, withheld = merge(prev.nodes, n, changed), mergeWithheld(prev.withheld, w, changed)
+		nodes, withheld := z.nodes(idx, keys(changed), st)
+		next.nodes = merge(prev.nodes, nodes, changed)
+		next.withheld = mergeWithheld(prev.withheld, withheld, changed)
+		next.names = prev.names.update(z.Name, next.nodes, changed)
+		kept := slices.DeleteFunc(slices.Clone(prev.cuts), func(n *node) bool { return changed[n.name] })
+		next.cuts = cuts(z.Name, slices.Concat(kept, nodes))
 	}
-	next := &Version{z: z, nodes: nodes, State: st, withheld: withheld}
 	d := Delta{}
 	var before []*node
 	if prev != nil {
@@ -115,7 +112,7 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view
 		before = prev.nodes
 		next.count = prev.count
 	}
-	diff(before, nodes, &d)
+	diff(before, next.nodes, &d)
 	next.count += len(d.Added) - len(d.Removed)
 	if prev != nil && s == prev.Serial && len(d.Removed)+len(d.Added) > 0 {
 		s = s.Bumped()
@@ -124,13 +121,6 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view
 	next.soa = z.Apex.SOA(z.Name, s.Value())
 	next.soaSet = []dns.RR{next.soa}
 	next.ns = z.Apex.NSSet(z.Name, z.Apex.NS)
-	if prev == nil || changed == nil {
-		next.names = indexNames(z.Name, nodes)
-		next.cuts = cuts(z.Name, nodes)
-	} else {
-		next.names = prev.names.update(z.Name, nodes, changed)
-		next.cuts = cuts(z.Name, slices.Concat(slices.DeleteFunc(slices.Clone(prev.cuts), func(n *node) bool { return changed[n.name] }), nodesOf(nodes, changed)))
-	}
 	d.To = next.soa
 	return next, d
 }
@@ -183,17 +173,6 @@ func cuts(apex string, nodes []*node) []*node {
 	slices.SortStableFunc(out, func(a, b *node) int {
 		return cmp.Compare(dns.CountLabel(a.name), dns.CountLabel(b.name))
 	})
-	return out
-}
-
-// nodesOf returns the nodes of nodes, in canonical order, named in names.
-func nodesOf(nodes []*node, names map[string]bool) []*node {
-	var out []*node
-	for name := range names {
-		if n := find(nodes, name); n != nil {
-			out = append(out, n)
-		}
-	}
 	return out
 }
 
