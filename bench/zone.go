@@ -77,7 +77,7 @@ func zoneLoad(ctx context.Context, o options, cli *clientv3.Client, etcdEndpoint
 			if err := loadSubtree(ctx, cli, full, o.zone); err != nil {
 				return err
 			}
-			fmt.Printf("| (%d hosts written into etcd in %s) | | | | |\n", o.zone, time.Since(written).Round(time.Millisecond))
+			fmt.Printf("| (%d hosts written into etcd in %s) | | | | | |\n", o.zone, time.Since(written).Round(time.Millisecond))
 		}
 		start, m, err := startZone(ctx, o, dir, run.zone, fmt.Sprint("zone", i), run.blocks...)
 		if err != nil {

@@ -48,7 +48,8 @@ type View interface {
 type State struct {
 	// Show returns what the view shows of rrs, the records of one owner
 	// name: none when it shows none of them, rrs itself when it shows
-	// them all as they are, else new records (rrs is never modified). Its
+	// them all as they are, else new records in a slice of their own,
+	// which the caller may keep and reorder (rrs is never modified). Its
 	// RRsets are whole: each has one TTL, and no record twice.
 	Show func(rrs []dns.RR) []dns.RR
 	// Revision is the etcd revision at which the state's global

@@ -27,9 +27,9 @@ const (
 	serverFailure
 )
 
-// maxChase is the number of CNAMEs of the zone after the first that an
-// answer follows, as the file plugin's lookup does; and the depth of the
-// lookups a chain of CNAMEs through other zones starts.
+// maxChase bounds the CNAMEs of the zone an answer follows (up to 9 after
+// the first) and the depth of the lookups that a chain of CNAMEs through
+// other zones starts (a 9th fails), as the file plugin's lookup does.
 const maxChase = 8
 
 // Answer returns the reply to state's query for a name in v, with CNAMEs
@@ -37,12 +37,16 @@ const maxChase = 8
 // empty non-terminals and delegations. served reports whether a name is in
 // one of the server's zones, outside their delegations: a chain of CNAMEs
 // that ends there without the type asked is NODATA.
+//
+// The reply's sections share v's records and slices, which every query
+// reads: whatever handles the reply may replace a section or a record, but
+// must not write into them.
 func (v *Version) Answer(ctx context.Context, state request.Request, served func(name string) bool) *dns.Msg {
 	m := new(dns.Msg)
 	m.SetReply(state.Req)
 	m.Authoritative = true
 	var res result
-	m.Answer, m.Ns, m.Extra, res = v.lookup(ctx, &state, state.Name(), state.QType())
+	m.Answer, m.Ns, m.Extra, res = v.lookup(ctx, &state, plain(state.Name()), state.QType())
 	if loops(m.Answer) {
 		res = serverFailure
 	}
@@ -107,6 +111,11 @@ func (v *Version) lookup(ctx context.Context, state *request.Request, qname stri
 		}
 		return v.fromNode(ctx, state, w, qname, qtype, true)
 	}
+	if found {
+		// An empty non-terminal below a delegation that the view left
+		// without NS records.
+		return nil, v.soaSet, nil, noData
+	}
 	return nil, v.soaSet, nil, nameError
 }
 
@@ -150,7 +159,7 @@ func (v *Version) chase(ctx context.Context, state *request.Request, first []dns
 	chain := slices.Clone(first)
 	target := first[0].(*dns.CNAME).Target
 	for i := 0; ; i++ {
-		name := strings.ToLower(target)
+		name := plain(strings.ToLower(target))
 		if cut := v.cutAbove(name, qtype); cut != nil {
 			ns := cut.typ(dns.TypeNS)
 			return chain, ns, v.glue(ns), delegation
@@ -229,15 +238,7 @@ func (v *Version) cutAbove(name string, qtype uint16) *node {
 // that lie below the name the set is at (for a referral, or the apex's NS
 // answer).
 func (v *Version) glue(ns []dns.RR) []dns.RR {
-	var out []dns.RR
-	for _, rr := range ns {
-		server, ok := rr.(*dns.NS)
-		if !ok || !dns.IsSubDomain(server.Hdr.Name, server.Ns) {
-			continue
-		}
-		out = append(out, v.Addresses(dns.CanonicalName(server.Ns))...)
-	}
-	return out
+	return v.serverAddresses(ns, func(server *dns.NS) bool { return dns.IsSubDomain(server.Hdr.Name, server.Ns) })
 }
 
 // siblingGlue returns the addresses v holds of the name servers of the
@@ -245,15 +246,21 @@ func (v *Version) glue(ns []dns.RR) []dns.RR {
 // they serve, whose glue the referral has already: sibling glue, which
 // BIND adds too.
 func (v *Version) siblingGlue(ns []dns.RR) []dns.RR {
-	var glue []dns.RR
+	return v.serverAddresses(ns, func(server *dns.NS) bool {
+		return !dns.IsSubDomain(server.Hdr.Name, server.Ns) && v.z.delegated(server.Ns)
+	})
+}
+
+// serverAddresses returns the addresses v holds of the name servers of the
+// NS records of ns that which reports.
+func (v *Version) serverAddresses(ns []dns.RR, which func(*dns.NS) bool) []dns.RR {
+	var out []dns.RR
 	for _, rr := range ns {
-		server, ok := rr.(*dns.NS)
-		if !ok || dns.IsSubDomain(server.Hdr.Name, server.Ns) || !v.z.delegated(server.Ns) {
-			continue
+		if server, ok := rr.(*dns.NS); ok && which(server) {
+			out = append(out, v.Addresses(dns.CanonicalName(server.Ns))...)
 		}
-		glue = append(glue, v.Addresses(server.Ns)...)
 	}
-	return glue
+	return out
 }
 
 // additional returns the addresses v holds of the in-zone targets of the

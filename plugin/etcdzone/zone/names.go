@@ -111,7 +111,8 @@ func (ns *names) ownWildcards() {
 	}
 }
 
-// parent returns the name one label shorter than name; "" for the root.
+// parent returns the name one label shorter than name; "" for a name of
+// one label.
 func parent(name string) string {
 	off, end := dns.NextLabel(name, 0)
 	if end {
@@ -159,3 +160,40 @@ func under(name, zone string) bool {
 	}
 	return escapes%2 == 0
 }
+
+// plain returns name, lower case, as the index holds names: an etcd key's
+// labels, which escape nothing. A query's name escapes the characters that
+// are special in a zone file (a\@b, \032); plain writes them as they are,
+// all but a dot or a backslash inside a label, which no key's label holds.
+func plain(name string) string {
+	if !strings.Contains(name, `\`) {
+		return name
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c != '\\' || i+1 == len(name) {
+			b.WriteByte(c)
+			continue
+		}
+		n := 1 // the escape's length after the backslash
+		if i+3 < len(name) && isDigit(name[i+1]) && isDigit(name[i+2]) && isDigit(name[i+3]) {
+			c, n = byte((int(name[i+1]-'0')*100+int(name[i+2]-'0')*10+int(name[i+3]-'0'))&0xff), 3
+		} else {
+			c = name[i+1]
+		}
+		switch {
+		case c == '.' || c == '\\':
+			b.WriteString(name[i : i+1+n])
+		case 'A' <= c && c <= 'Z':
+			b.WriteByte(c + 'a' - 'A')
+		default:
+			b.WriteByte(c)
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// isDigit reports whether c is an ASCII digit.
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -115,3 +115,27 @@ func TestIndexSources(t *testing.T) {
 		}
 	}
 }
+
+// TestPlain unescapes a query's name as the index holds names, and a name
+// an etcd key holds with a character a query escapes is found.
+func TestPlain(t *testing.T) {
+	for in, want := range map[string]string{
+		"app.example.com.":      "app.example.com.",
+		`a\@b.example.com.`:     "a@b.example.com.",
+		`a\032b.example.com.`:   "a b.example.com.",
+		`\065pp.example.com.`:   "app.example.com.",
+		`a\.b.example.com.`:     `a\.b.example.com.`,
+		`a\046b.example.com.`:   `a\046b.example.com.`,
+		`a\\b.example.com.`:     `a\\b.example.com.`,
+		`\(x\).example.com.`:    "(x).example.com.",
+		`trailing.example.com\`: `trailing.example.com\`,
+	} {
+		if got := plain(in); got != want {
+			t.Errorf("plain(%s) = %s, want %s", in, got, want)
+		}
+	}
+	v := build(newTestIndex(t, "a@b.example.com. 300 IN A 192.0.2.1"), nil)
+	if m := ask(v, `a\@b.example.com.`, dns.TypeA); m.Rcode != dns.RcodeSuccess || len(m.Answer) != 1 {
+		t.Errorf("a\\@b.example.com. A:\n%v", m)
+	}
+}

@@ -64,7 +64,8 @@ func (v *Version) SignedAnswer(state request.Request, m *dns.Msg, sigs Signature
 			p.nameError(target)
 		case m.Rcode == dns.RcodeSuccess && hasType(m.Ns, dns.TypeSOA):
 			p.noData(target)
-		case m.Rcode == dns.RcodeSuccess && len(m.Answer) == 0 && hasType(m.Ns, dns.TypeNS):
+		case m.Rcode == dns.RcodeSuccess && hasType(m.Ns, dns.TypeNS):
+			// A referral, the name's or its CNAME's target's.
 			p.referral(m.Ns[0].Header().Name)
 		}
 	}

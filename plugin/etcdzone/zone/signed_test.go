@@ -104,3 +104,38 @@ func askSigned(v *Version, s *signer.Signer, name string, qtype uint16, do bool)
 	}
 	return v.SignedAnswer(state, m, s)
 }
+
+// TestSignedReferral asks with DO for a name below a signed delegation, and
+// for a CNAME whose target lies below it: both referrals carry the
+// delegation's DS RRset and its signature, once (RFC 4035, 3.1.4).
+func TestSignedReferral(t *testing.T) {
+	idx := NewIndex(map[string][]dns.RR{
+		"lab": {
+			mustRR(t, "lab.example.com. 3600 IN NS ns.lab.example.com."),
+			mustRR(t, "lab.example.com. 3600 IN DS 12345 13 2 0F1E2D3C4B5A69788796A5B4C3D2E1F00F1E2D3C4B5A69788796A5B4C3D2E1F0"),
+		},
+		"glue": {mustRR(t, "ns.lab.example.com. 3600 IN A 192.0.2.53")},
+	})
+	add(idx, "/key/www", "www.example.com.", []dns.RR{mustRR(t, "www.example.com. 300 IN CNAME host.lab.example.com.")}, nil)
+	v := build(idx, nil, "lab.example.com.")
+	s := newTestSigner(t, v)
+	for _, name := range []string{"host.lab.example.com.", "www.example.com."} {
+		m := askSigned(v, s, name, dns.TypeA, true)
+		var ns, ds, dsSigs int
+		for _, rr := range m.Ns {
+			switch rr := rr.(type) {
+			case *dns.NS:
+				ns++
+			case *dns.DS:
+				ds++
+			case *dns.RRSIG:
+				if rr.TypeCovered == dns.TypeDS {
+					dsSigs++
+				}
+			}
+		}
+		if ns != 1 || ds != 1 || dsSigs != 1 || len(m.Extra) == 0 {
+			t.Errorf("%s: want the NS, DS and DS's RRSIG once in Authority, the glue in Additional; got\n%v", name, m)
+		}
+	}
+}
