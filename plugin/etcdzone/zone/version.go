@@ -185,8 +185,10 @@ func sameSlice(a, b []dns.RR) bool {
 // Judged returns the records of type qtype (any type for ANY) at name, lower
 // case, as the index had them, when the view shows that name's records
 // otherwise (rewritten, or left out): for the view to count what it did.
-// It allocates nothing: every query of the view asks.
+// It allocates nothing for a name without escapes: every query of the view
+// asks.
 func (v *Version) Judged(name string, qtype uint16) []dns.RR {
+	name = plain(name)
 	var rrs []dns.RR
 	if n := v.names.byName[name]; n != nil {
 		rrs = n.judged()
