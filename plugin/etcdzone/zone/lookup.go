@@ -81,7 +81,7 @@ func (v *Version) Answer(ctx context.Context, state request.Request, served func
 // don't: it only makes answers larger.
 func (v *Version) lookup(ctx context.Context, state *request.Request, qname string, qtype uint16) (answer, ns, extra []dns.RR, res result) {
 	n, found := v.names.byName[qname]
-	if found && n == nil && !v.z.delegated(qname) {
+	if found && n == nil && v.cutAbove(qname, 0) == nil {
 		// An empty non-terminal exists (RFC 4592, 2.2.2): NODATA.
 		return nil, v.soaSet, nil, noData
 	}
@@ -110,11 +110,6 @@ func (v *Version) lookup(ctx context.Context, state *request.Request, qname stri
 			return nil, v.soaSet, nil, noData
 		}
 		return v.fromNode(ctx, state, w, qname, qtype, true)
-	}
-	if found {
-		// An empty non-terminal below a delegation that the view left
-		// without NS records.
-		return nil, v.soaSet, nil, noData
 	}
 	return nil, v.soaSet, nil, nameError
 }
@@ -247,7 +242,7 @@ func (v *Version) glue(ns []dns.RR) []dns.RR {
 // BIND adds too.
 func (v *Version) siblingGlue(ns []dns.RR) []dns.RR {
 	return v.serverAddresses(ns, func(server *dns.NS) bool {
-		return !dns.IsSubDomain(server.Hdr.Name, server.Ns) && v.z.delegated(server.Ns)
+		return !dns.IsSubDomain(server.Hdr.Name, server.Ns) && v.cutAbove(dns.CanonicalName(server.Ns), 0) != nil
 	})
 }
 
@@ -302,16 +297,6 @@ func (v *Version) Addresses(name string) []dns.RR {
 		return nil
 	}
 	return n.addresses()
-}
-
-// delegated reports whether name is at or below one of z's cuts.
-func (z *Zone) delegated(name string) bool {
-	for _, cut := range z.Cuts {
-		if dns.IsSubDomain(cut, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // loops reports whether answer holds a CNAME to its own owner name or to

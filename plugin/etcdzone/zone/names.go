@@ -15,17 +15,14 @@ import (
 type names struct {
 	byName map[string]*node
 	// wildcards holds the nodes of the wildcards (*.P), nil for one that
-	// is an empty non-terminal, by the names they stand below (P);
-	// wildcardsOwned says that they are these names' own, not yet shared
-	// with a version (see update).
-	wildcards      map[string]*node
-	wildcardsOwned bool
+	// is an empty non-terminal, by the names they stand below (P).
+	wildcards map[string]*node
 }
 
 // indexNames returns the names of nodes, all at or below origin, with
 // every name between one of them and origin.
 func indexNames(origin string, nodes []*node) names {
-	ns := names{byName: make(map[string]*node, len(nodes)+len(nodes)/4), wildcardsOwned: true}
+	ns := names{byName: make(map[string]*node, len(nodes)+len(nodes)/4), wildcards: map[string]*node{}}
 	for _, n := range nodes {
 		ns.set(n.name, n)
 	}
@@ -40,7 +37,7 @@ func indexNames(origin string, nodes []*node) names {
 // there): each changed name, and those above it that it made or stops
 // making exist. ns is left as it is, for the version that has it.
 func (ns names) update(origin string, nodes []*node, changed map[string]bool) names {
-	next := names{byName: maps.Clone(ns.byName), wildcards: ns.wildcards}
+	next := names{byName: maps.Clone(ns.byName), wildcards: maps.Clone(ns.wildcards)}
 	for name := range changed {
 		if n := find(nodes, name); n != nil {
 			next.set(name, n)
@@ -81,12 +78,10 @@ func (ns *names) markAbove(name, origin string) {
 }
 
 // set makes n the node of name (nil: an empty non-terminal), and of its
-// wildcard, if name is one. The wildcards are copied before the first
-// change: the version before has them.
+// wildcard, if name is one.
 func (ns *names) set(name string, n *node) {
 	ns.byName[name] = n
 	if p, ok := strings.CutPrefix(name, "*."); ok {
-		ns.ownWildcards()
 		ns.wildcards[p] = n
 	}
 }
@@ -95,19 +90,7 @@ func (ns *names) set(name string, n *node) {
 func (ns *names) delete(name string) {
 	delete(ns.byName, name)
 	if p, ok := strings.CutPrefix(name, "*."); ok {
-		ns.ownWildcards()
 		delete(ns.wildcards, p)
-	}
-}
-
-// ownWildcards gives ns a copy of its wildcards, once.
-func (ns *names) ownWildcards() {
-	if !ns.wildcardsOwned || ns.wildcards == nil {
-		ns.wildcards = maps.Clone(ns.wildcards)
-		if ns.wildcards == nil {
-			ns.wildcards = map[string]*node{}
-		}
-		ns.wildcardsOwned = true
 	}
 }
 

@@ -51,9 +51,8 @@ type Version struct {
 	State *view.State
 
 	z *Zone
-	// soa is the SOA record, and soaSet a slice of it alone (for the
-	// Authority section of a negative answer); ns is the apex's NS set.
-	soa    *dns.SOA
+	// soaSet holds the SOA record alone (the Authority section of a
+	// negative answer); ns is the apex's NS set.
 	soaSet []dns.RR
 	ns     []dns.RR
 	// nodes are the names with records (and the apex), in canonical
@@ -72,7 +71,7 @@ type Version struct {
 }
 
 // SOA returns v's SOA record.
-func (v *Version) SOA() *dns.SOA { return v.soa }
+func (v *Version) SOA() *dns.SOA { return v.soaSet[0].(*dns.SOA) }
 
 // Count returns the number of records of v, the apex's SOA and NS records
 // aside.
@@ -118,10 +117,9 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view
 		s = s.Bumped()
 	}
 	next.Serial = s
-	next.soa = z.Apex.SOA(z.Name, s.Value())
-	next.soaSet = []dns.RR{next.soa}
+	next.soaSet = []dns.RR{z.Apex.SOA(z.Name, s.Value())}
 	next.ns = z.Apex.NSSet(z.Name, z.Apex.NS)
-	d.To = next.soa
+	d.To = next.SOA()
 	return next, d
 }
 
