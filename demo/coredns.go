@@ -22,10 +22,10 @@ func demoCorefile(endpoint string) string {
 	return fmt.Sprintf(`# internal view: the records as external-dns wrote them
 example.com:1053 {
 	bind 127.0.0.1
-	etcdzone
-	etcd example.com {
+	etcdzone {
 		endpoint %[1]s
 	}
+	etcd example.com
 	errors
 }
 
@@ -37,10 +37,9 @@ example.com:1054 {
 	}
 	etcdzone {
 		ns ns1.example.net ns2.example.net
-	}
-	etcd example.com {
 		endpoint %[1]s
 	}
+	etcd example.com
 	errors
 }
 `, endpoint)

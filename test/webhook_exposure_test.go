@@ -23,6 +23,8 @@ var (
 	pipeGrafana = "grafana." + exampleDomain
 	pipeWiki    = "wiki." + exampleDomain
 	pipeBlog    = "blog." + exampleDomain
+	// A CNAME, not marked, to wiki.
+	pipeWikiAlias = "wiki-alias." + exampleDomain
 )
 
 // exposure creates an Ingress marked "false" by its annotation, and a
@@ -43,7 +45,7 @@ func (p *webhookPipeline) exposure(t *testing.T) {
 	wiki := dnsEndpoint("wiki", &wire.Endpoint{
 		DNSName: pipeWiki, RecordType: "A", Targets: []string{"192.168.0.59"},
 		ProviderSpecific: []wire.Property{{Name: "webhook/globaladdr-external", Value: "false"}},
-	})
+	}, &wire.Endpoint{DNSName: pipeWikiAlias, RecordType: "CNAME", Targets: []string{pipeWiki}})
 	p.k.apply(t, grafana, blog, wiki)
 	p.k.setStatus(t, "ingress/grafana", ingressStatus("192.168.0.52"))
 	p.k.setStatus(t, "ingress/blog", ingressStatus("192.168.0.54"))
@@ -75,6 +77,7 @@ func (p *webhookPipeline) exposure(t *testing.T) {
 			t.Errorf("expose marked, with no name marked true: %s: %v", name, err)
 		}
 	}
+	p.checkPlainViews(t)
 
 	before = soaRecord(t, primary)
 	notifies := strings.Count(p.bind.Output(), "received notify for zone '"+exampleDomain+"'")
@@ -104,6 +107,41 @@ func (p *webhookPipeline) exposure(t *testing.T) {
 		if err := nxdomain.check(p.marked.Addr("dns"), name); err != nil {
 			t.Errorf("expose marked: %s, not marked true: %v", name, err)
 		}
+	}
+	// Behind the etcd plugin, the flip takes effect within the same bound.
+	for _, c := range []*coreDNS{p.plain, p.plainMarked} {
+		eventually(t, 10*time.Second, "the etcd plugin's view shows grafana", func() error {
+			return addressed(pipeGrafana, exampleGlobal).check(c.Addr("dns"), pipeGrafana)
+		})
+	}
+	for _, name := range []string{pipeBlog, pipeApp, pipeWiki} {
+		if err := nxdomain.check(p.plainMarked.Addr("dns"), name); err != nil {
+			t.Errorf("expose marked behind the etcd plugin: %s, not marked true: %v", name, err)
+		}
+	}
+}
+
+// checkPlainViews checks the external view behind the etcd plugin (no
+// etcdzone) while grafana and wiki are marked "false": neither is answered
+// with the global address, over UDP and TCP, for A and ANY, at the end of
+// wiki-alias's CNAME, nor in the apex's answer of its subtree; blog is; and
+// with expose marked, no name is.
+func (p *webhookPipeline) checkPlainViews(t *testing.T) {
+	t.Helper()
+	zone := dns.Fqdn(exampleDomain)
+	plain, marked := p.plain.Addr("dns"), p.plainMarked.Addr("dns")
+	for _, addr := range []string{plain, marked} {
+		for _, name := range []string{pipeGrafana, pipeWiki} {
+			for _, qtype := range []uint16{dns.TypeA, dns.TypeANY} {
+				checkMarked(t, addr, name+".", qtype, dns.RcodeNameError, nil, []string{exampleGlobal})
+			}
+		}
+		checkMarked(t, addr, zone, dns.TypeA, -1, nil, []string{exampleGlobal})
+	}
+	checkMarked(t, plain, pipeWikiAlias+".", dns.TypeA, dns.RcodeSuccess, []string{"CNAME " + pipeWiki + "."}, []string{exampleGlobal})
+	checkMarked(t, plain, pipeBlog+".", dns.TypeA, dns.RcodeSuccess, []string{"A " + exampleGlobal}, nil)
+	for _, name := range []string{pipeBlog, pipeApp, pipeWikiAlias} {
+		checkMarked(t, marked, name+".", dns.TypeA, dns.RcodeNameError, nil, []string{exampleGlobal})
 	}
 }
 

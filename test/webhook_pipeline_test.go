@@ -3,6 +3,7 @@ package test
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -99,7 +100,10 @@ type webhookPipeline struct {
 	// primary is hidden-primary.Corefile over the webhook tree, bind its
 	// secondary; marked is external.Corefile with expose marked.
 	primary, marked *coreDNS
-	bind            *nameserver.Server
+	// plain and plainMarked are external.Corefile without etcdzone (the
+	// etcd plugin as the backend), with expose unmarked and marked.
+	plain, plainMarked *coreDNS
+	bind               *nameserver.Server
 }
 
 // startWebhookPipeline starts the API server with external-dns's CRD and the
@@ -125,11 +129,14 @@ func startWebhookPipeline(t *testing.T) *webhookPipeline {
 	p.bind = nameserver.StartBIND(t, p.env["SECONDARY"], nameserver.Primary{Zone: dns.Fqdn(exampleDomain), Addr: p.primary.Addr("dns"), Key: nameserver.TestKey})
 	external := examplePorts.Replace(readExample(t, "external.Corefile"))
 	p.marked = startExample(t, corefileEdit(t, external, "ttl 900", "ttl 900\n        expose marked"), p.env)
+	plain := withoutEtcdzone(t, external)
+	p.plain = startExample(t, plain, p.env)
+	p.plainMarked = startExample(t, corefileEdit(t, plain, "ttl 900", "ttl 900\n        expose marked"), p.env)
 	// Their health plugins wait 5 s in lame duck mode as they stop: stop
 	// them together (before their own cleanups, which then do nothing).
 	t.Cleanup(func() {
 		var wg sync.WaitGroup
-		for _, c := range []*coreDNS{p.views, p.refViews, p.primary, p.marked} {
+		for _, c := range []*coreDNS{p.views, p.refViews, p.primary, p.marked, p.plain, p.plainMarked} {
 			wg.Go(c.Stop)
 		}
 		wg.Wait()
@@ -147,6 +154,20 @@ func (p *webhookPipeline) startWebhook(t *testing.T, path string) *coreDNS {
 		corefile = corefileEdit(t, corefile, line, line+"\n        path "+strings.TrimSuffix(path, "/"))
 	}
 	return startExample(t, corefile, p.env)
+}
+
+// etcdzoneBlock is etcdzone's block in an example Corefile.
+var etcdzoneBlock = regexp.MustCompile(`(?s)\n    etcdzone \{\n.*?\n    \}\n`)
+
+// withoutEtcdzone returns corefile, an example, with the etcd plugin as the
+// backend in place of etcdzone: the etcd plugin reads etcd itself.
+func withoutEtcdzone(t *testing.T, corefile string) string {
+	t.Helper()
+	if !etcdzoneBlock.MatchString(corefile) {
+		t.Fatalf("the Corefile has no etcdzone block:\n%s", corefile)
+	}
+	corefile = etcdzoneBlock.ReplaceAllString(corefile, "\n")
+	return corefileEdit(t, corefile, "path /skydns", "path /skydns\n        endpoint {$ETCD_ENDPOINT}")
 }
 
 // corefileEdit returns corefile with each old replaced by new, and fails t

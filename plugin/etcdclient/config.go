@@ -118,19 +118,26 @@ func unset(property string, args []string) bool {
 // separated by spaces or commas, as a placeholder such as {$ETCD_ENDPOINT}
 // expands to one argument.
 func parseEndpoints(c *caddy.Controller, args []string) ([]string, error) {
-	var eps []string
-	for _, arg := range args {
-		for ep := range strings.FieldsFuncSeq(arg, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-			if !isEndpoint(ep) {
-				return nil, c.Errf("%q is not an etcd endpoint URL", ep)
-			}
-			eps = append(eps, ep)
+	eps := splitEndpoints(args)
+	for _, ep := range eps {
+		if !isEndpoint(ep) {
+			return nil, c.Errf("%q is not an etcd endpoint URL", ep)
 		}
 	}
 	if len(eps) == 0 {
 		return nil, c.Errf("endpoint needs at least one URL, after %q", c.Val())
 	}
 	return eps, nil
+}
+
+// splitEndpoints returns the endpoints that args hold, several to an
+// argument separated by spaces or commas.
+func splitEndpoints(args []string) []string {
+	var eps []string
+	for _, arg := range args {
+		eps = slices.AppendSeq(eps, strings.FieldsFuncSeq(arg, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }))
+	}
+	return eps
 }
 
 // parseTLS reads "tls [CERT KEY] CACERT" as the etcd plugin does.

@@ -40,14 +40,20 @@ type GlobalAddr struct {
 	// served holds the zones a backend answers as the view shows them
 	// (Serve); nil while none does.
 	served atomic.Pointer[map[string]bool]
+	// etcdMarks are the marks of the etcd plugin's tree, in a block whose
+	// etcd plugin answers without etcdzone; nil in any other. Set by start,
+	// before the block serves.
+	etcdMarks *etcdMarks
 }
 
 // Name implements plugin.Handler.
 func (g *GlobalAddr) Name() string { return pluginName }
 
 // Ready implements ready.Readiness: the plugin is ready once it knows its
-// global addresses.
-func (g *GlobalAddr) Ready() bool { return g.addrs.Load().known }
+// global addresses and, behind the etcd plugin, the marks of its tree.
+func (g *GlobalAddr) Ready() bool {
+	return g.addrs.Load().known && (g.etcdMarks == nil || g.etcdMarks.marks.Loaded())
+}
 
 // ServeDNS implements plugin.Handler. A question for a zone that a backend
 // answers as the view shows it (Serve) goes down the chain, and its reply
@@ -79,7 +85,7 @@ func (g *GlobalAddr) countHidden(ctx context.Context, r *dns.Msg) {
 // shows it: a hidden name (or one expose leaves out) is NXDOMAIN, anything
 // else is judged on its way up.
 func (g *GlobalAddr) serveJudged(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	hidden := len(r.Question) == 1 && (g.policy.hidden(r.Question[0].Name) || g.policy.unmarked(r.Question[0].Name))
+	hidden := len(r.Question) == 1 && (g.policy.hidden(r.Question[0].Name) || g.unexposed(r.Question[0].Name))
 	if hidden {
 		(&tally{hidden: 1}).report(ctx)
 	}

@@ -23,6 +23,7 @@ import (
 func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	servers := serverLabels(cfg)
 	setAddressCount(servers, g.addrs.Load())
+	g.etcdMarks = followMarks(cfg, servers)
 	if g.sources == nil {
 		return nil
 	}
@@ -63,6 +64,9 @@ func (g *GlobalAddr) use(addrs *globals, rev int64) {
 // stop is globaladdr's OnShutdown, also run for the old instance when the
 // Corefile is reloaded: it stops every source and closes what they opened.
 func (g *GlobalAddr) stop() error {
+	if g.etcdMarks != nil {
+		g.etcdMarks.stop()
+	}
 	if g.sources == nil {
 		return nil
 	}

@@ -31,7 +31,14 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "hidden_total",
-		Help:      "Counter of queries for hidden names and of records removed (or, below etcdzone, left out of its zone's answer) because they name a hidden name.",
+		Help:      "Counter of queries for hidden names and of records removed (or, below etcdzone, left out of its zone's answer) because they name a hidden name; behind the etcd plugin, also of the queries and records its marks withhold.",
+	}, []string{"server"})
+
+	marksErrors = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "marks_errors_total",
+		Help:      "Counter of failed reads and watches of the exposure marks of the etcd plugin's tree (a block without etcdzone); the marks read last are kept.",
 	}, []string{"server"})
 
 	addressCount = promauto.NewGaugeVec(prometheus.GaugeOpts{

@@ -26,7 +26,7 @@ type ResponseWriter struct {
 // WriteMsg implements dns.ResponseWriter.
 func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 	var t tally
-	out, err := w.g.policy.rewrite(res, w.addrs, &t)
+	out, err := w.g.external(res, w.addrs, &t)
 	if err != nil {
 		log.Debugf("%s: SERVFAIL: %v", questionName(w.req), err)
 		m := new(dns.Msg)
@@ -43,6 +43,19 @@ func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 		w.deny(out, allRegistry(res.Answer))
 	}
 	return w.ResponseWriter.WriteMsg(out)
+}
+
+// external returns the external view of res at addrs, counting in t what it
+// changed: without the records the etcd plugin's marks withhold, if the
+// block reads them, then rewritten by the policy.
+func (g *GlobalAddr) external(res *dns.Msg, addrs *globals, t *tally) (*dns.Msg, error) {
+	if g.etcdMarks != nil {
+		var err error
+		if res, err = g.etcdMarks.filter(g.policy, res, t); err != nil {
+			return nil, err
+		}
+	}
+	return g.policy.rewrite(res, addrs, t)
 }
 
 // writeEnvelope writes m, an envelope of a zone transfer, as it is, or, when

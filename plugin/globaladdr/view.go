@@ -64,7 +64,7 @@ func (g *GlobalAddr) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *d
 		return plugin.NextOrFailure(g.Name(), next, ctx, w, r)
 	}
 	name := questionName(r)
-	hidden := len(r.Question) == 1 && (g.policy.hidden(name) || g.policy.unmarked(name))
+	hidden := len(r.Question) == 1 && (g.policy.hidden(name) || g.unexposed(name))
 	return g.judge(ctx, w, r, next, hidden, g.servedZone(name))
 }
 

@@ -1,0 +1,175 @@
+package globaladdr
+
+import (
+	"context"
+	"errors"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/etcd"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/marks"
+
+	"github.com/miekg/dns"
+)
+
+// etcdMarks are the exposure marks of the keys that the block's etcd plugin
+// serves, for a block without etcdzone: the etcd plugin's answers carry no
+// mark, so the view reads them from the same tree (package marks) and
+// judges each record the etcd plugin answers by the mark of its owner name.
+type etcdMarks struct {
+	marks  *marks.Marks
+	zones  plugin.Zones
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// errMarksUnknown fails a reply from the etcd plugin before the marks were
+// read: nothing of it can be judged (fail closed).
+var errMarksUnknown = errors.New("the exposure marks of the etcd plugin's tree are not read yet")
+
+// followMarks starts following the marks of the tree of cfg's etcd plugin,
+// when the block has one and no etcdzone (which reads the marks itself),
+// over the etcd plugin's own connection.
+func followMarks(cfg *dnsserver.Config, servers []string) *etcdMarks {
+	e, ok := cfg.Handler("etcd").(*etcd.Etcd)
+	if !ok || cfg.Handler("etcdzone") != nil || e.Client == nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tree := path.Clean("/" + e.PathPrefix) // as the etcd plugin joins it
+	em := &etcdMarks{marks: marks.New(tree), zones: plugin.Zones(e.Zones), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(em.done)
+		em.marks.Follow(ctx, e.Client, func(err error) {
+			log.Warningf("the exposure marks of %s: %v; the marks read last are kept", tree, err)
+			for _, server := range servers {
+				marksErrors.WithLabelValues(server).Inc()
+			}
+		})
+	}()
+	// As for the from sources, CoreDNS waits a little for the first read:
+	// until then the etcd plugin's answers fail.
+	select {
+	case <-em.marks.Read():
+	case <-time.After(firstRead):
+		log.Warningf("the exposure marks of %s are not read yet: the etcd plugin's answers fail until they are", tree)
+	}
+	return em
+}
+
+// firstRead is how long start-up waits for the marks' first read.
+const firstRead = time.Second
+
+// stop stops following the marks, and returns once it has.
+func (em *etcdMarks) stop() {
+	em.cancel()
+	<-em.done
+}
+
+// covers reports whether name, a lower-case FQDN, is in the etcd plugin's
+// zones.
+func (em *etcdMarks) covers(name string) bool { return em.zones.Matches(name) != "" }
+
+// withholds reports whether the view shows nothing at name, a question's
+// name in the etcd plugin's zones, by its mark: the apex of a zone exists
+// whatever its keys say (its SOA and NS are the etcd plugin's own), and
+// before the marks are read the reply fails instead (filter).
+func (em *etcdMarks) withholds(p *policy, name string) bool {
+	name = strings.ToLower(name)
+	if em.isApex(name) || !em.marks.Loaded() {
+		return false
+	}
+	m, _ := em.marks.Of(name) // no key: withheld
+	return !p.exposes(name, m)
+}
+
+// isApex reports whether name is one of the etcd plugin's zones.
+func (em *etcdMarks) isApex(name string) bool {
+	for _, z := range em.zones {
+		if z == name {
+			return true
+		}
+	}
+	return false
+}
+
+// filter returns m without the records the marks withhold (m itself when
+// there are none), counting them in t: a record owned by a name in the etcd
+// plugin's zones is shown only as the policy shows its owner's mark, and a
+// name no key holds is withheld; the apex's SOA and NS are the etcd
+// plugin's own, and pass. Before the marks are read, a reply with a record
+// to judge fails with errMarksUnknown.
+func (em *etcdMarks) filter(p *policy, m *dns.Msg, t *tally) (*dns.Msg, error) {
+	an, ns, ex := em.withheld(p, m.Answer), em.withheld(p, m.Ns), em.withheld(p, m.Extra)
+	if an+ns+ex == 0 {
+		return m, nil
+	}
+	if !em.marks.Loaded() {
+		return nil, errMarksUnknown
+	}
+	out := *m
+	out.Answer, out.Ns, out.Extra = em.shown(p, m.Answer, an), em.shown(p, m.Ns, ns), em.shown(p, m.Extra, ex)
+	t.hidden += an + ns + ex
+	return &out, nil
+}
+
+// withheld counts the records of rrs that the marks withhold.
+func (em *etcdMarks) withheld(p *policy, rrs []dns.RR) int {
+	n := 0
+	for _, rr := range rrs {
+		if em.withholdsRecord(p, rr) {
+			n++
+		}
+	}
+	return n
+}
+
+// shown returns rrs without the n records the marks withhold, in a slice of
+// its own.
+func (em *etcdMarks) shown(p *policy, rrs []dns.RR, n int) []dns.RR {
+	if n == 0 {
+		return rrs
+	}
+	out := make([]dns.RR, 0, len(rrs)-n)
+	for _, rr := range rrs {
+		if !em.withholdsRecord(p, rr) {
+			out = append(out, rr)
+		} else {
+			log.Debugf("%s %s is withheld from the external view by its mark", rr.Header().Name, dns.TypeToString[rr.Header().Rrtype])
+		}
+	}
+	return out
+}
+
+// withholdsRecord reports whether the marks withhold rr.
+func (em *etcdMarks) withholdsRecord(p *policy, rr dns.RR) bool {
+	hdr := rr.Header()
+	switch hdr.Rrtype {
+	case dns.TypeOPT, dns.TypeTSIG:
+		return false
+	}
+	name := strings.ToLower(hdr.Name)
+	if !em.covers(name) {
+		return false
+	}
+	if (hdr.Rrtype == dns.TypeSOA || hdr.Rrtype == dns.TypeNS) && em.isApex(name) {
+		return false
+	}
+	m, _ := em.marks.Of(name) // no key: withheld
+	return !p.exposes(name, m)
+}
+
+// unexposed reports whether the view shows nothing at name, a question's
+// name, by the marks: for a name in the etcd plugin's zones, its mark in the
+// tree (withholds); for any other, expose marked alone (no other backend
+// marks its records).
+func (g *GlobalAddr) unexposed(name string) bool {
+	if em := g.etcdMarks; em != nil && em.covers(strings.ToLower(name)) {
+		return em.withholds(g.policy, name)
+	}
+	return g.policy.unmarked(name)
+}

@@ -1,0 +1,214 @@
+// Package marks follows the exposure marks (view.Mark) that external-dns's
+// webhook intake stores in the values of an etcd tree, for a server block
+// whose backend is CoreDNS's etcd plugin rather than etcdzone: the etcd
+// plugin answers from the same tree but carries no mark in its answers, so
+// the view reads them from the tree itself. The etcd plugin answers a name
+// with the records of every key at and below it (coredns/coredns#3861):
+// the mark of a name is therefore the join of the marks of all those keys
+// (view.Join), so that one key marked "false" withholds every answer its
+// records could be part of.
+package marks
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/globaladdr/globaladdr/plugin/view"
+)
+
+// Marks holds the marks of one etcd tree's keys, by the names the etcd
+// plugin answers them at. It is safe for concurrent use: one goroutine
+// (Follow's) writes, queries read.
+type Marks struct {
+	// prefix is the tree's path with its trailing slash ("/skydns/").
+	prefix string
+
+	mu sync.RWMutex
+	// keys holds each key's name and mark.
+	keys map[string]keyMark
+	// below counts, for every name, the marks of the keys at and below it.
+	below map[string]*tally
+	// loaded is set once the tree was read whole; read is closed then.
+	loaded bool
+	read   chan struct{}
+}
+
+// keyMark is where one key stands and how it is marked.
+type keyMark struct {
+	name string
+	mark view.Mark
+}
+
+// tally counts keys by mark.
+type tally [3]int32
+
+// join returns the join of the marks counted.
+func (t *tally) join() view.Mark {
+	switch {
+	case t[view.Withheld] > 0:
+		return view.Withheld
+	case t[view.Unmarked] > 0:
+		return view.Unmarked
+	}
+	return view.Exposed
+}
+
+// New returns the marks of the tree at path ("/skydns"), empty and not
+// loaded: Follow fills them.
+func New(path string) *Marks {
+	return &Marks{prefix: strings.TrimSuffix(path, "/") + "/", keys: map[string]keyMark{}, below: map[string]*tally{}, read: make(chan struct{})}
+}
+
+// Read returns a channel closed once the tree was read whole.
+func (m *Marks) Read() <-chan struct{} { return m.read }
+
+// Loaded reports whether the tree was read whole: until then no mark is
+// known, and the view answers nothing of the tree.
+func (m *Marks) Loaded() bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.loaded
+}
+
+// Of returns the mark of the records the etcd plugin answers name (a
+// lower-case FQDN) with: the join of the marks of the keys at and below it.
+// A wildcard label (* or any, which the etcd plugin matches against any
+// label) stands for every name below the labels to its right. ok is false
+// when no key is at or below name, or the tree is not loaded yet.
+func (m *Marks) Of(name string) (mark view.Mark, ok bool) {
+	name = belowWildcard(name)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t, ok := m.below[name]
+	if !ok || !m.loaded {
+		return view.Withheld, false
+	}
+	return t.join(), true
+}
+
+// belowWildcard returns name without its labels up to the rightmost
+// wildcard label, if it has one.
+func belowWildcard(name string) string {
+	for i := len(name) - 1; i >= 0; i-- {
+		if i > 0 && name[i-1] != '.' {
+			continue
+		}
+		label, _, _ := strings.Cut(name[i:], ".")
+		if label == "*" || label == "any" {
+			return name[i+len(label)+1:]
+		}
+	}
+	return name
+}
+
+// replace makes keys (each key's value) the tree's, read whole.
+func (m *Marks) replace(values map[string][]byte) {
+	keys, below := make(map[string]keyMark, len(values)), make(map[string]*tally, len(values))
+	for key, value := range values {
+		if km, ok := m.parse(key, value); ok {
+			keys[key] = km
+			count(below, km, 1)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.keys, m.below = keys, below
+	if !m.loaded {
+		m.loaded = true
+		close(m.read)
+	}
+}
+
+// put records the value of key, written.
+func (m *Marks) put(key string, value []byte) {
+	km, ok := m.parse(key, value)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.forget(key)
+	if ok {
+		m.keys[key] = km
+		count(m.below, km, 1)
+	}
+}
+
+// remove records that key was deleted.
+func (m *Marks) remove(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.forget(key)
+}
+
+// forget removes key's mark from the counts. m.mu is held.
+func (m *Marks) forget(key string) {
+	if old, ok := m.keys[key]; ok {
+		delete(m.keys, key)
+		count(m.below, old, -1)
+	}
+}
+
+// count adds d to the count of km's mark at its name and every name above.
+func count(below map[string]*tally, km keyMark, d int32) {
+	for name := km.name; ; {
+		t := below[name]
+		if t == nil {
+			t = new(tally)
+			below[name] = t
+		}
+		t[km.mark] += d
+		if t[0]+t[1]+t[2] == 0 {
+			delete(below, name)
+		}
+		if name == "." {
+			return
+		}
+		_, rest, _ := strings.Cut(name, ".")
+		if name = rest; name == "" {
+			name = "."
+		}
+	}
+}
+
+// parse returns the name and mark of key, holding value; ok is false for a
+// key outside the tree. A value that is not a JSON object, or whose mark is
+// neither "true" nor "false", is withheld (fail closed).
+func (m *Marks) parse(key string, value []byte) (km keyMark, ok bool) {
+	rest, ok := strings.CutPrefix(key, m.prefix)
+	if !ok || rest == "" {
+		return keyMark{}, false
+	}
+	km.name = nameOf(rest)
+	var v struct {
+		Mark *string `json:"globaladdr-external"`
+	}
+	switch err := json.Unmarshal(value, &v); {
+	case err != nil:
+		km.mark = view.Withheld
+		log.Debugf("%s is withheld from the external view: its value can't be read: %v", key, err)
+	case v.Mark != nil:
+		var valid bool
+		if km.mark, valid = view.ParseMark(*v.Mark); !valid {
+			log.Debugf("%s is withheld from the external view: its mark %q is neither \"true\" nor \"false\"", key, *v.Mark)
+		}
+	}
+	return km, true
+}
+
+// nameOf returns the lower-case FQDN of the key path below the tree's
+// prefix ("com/example/www": "www.example.com."), as the etcd plugin reads
+// it.
+func nameOf(path string) string {
+	labels := strings.Split(strings.Trim(path, "/"), "/")
+	var b strings.Builder
+	for i := len(labels) - 1; i >= 0; i-- {
+		if labels[i] == "" {
+			continue
+		}
+		b.WriteString(strings.ToLower(labels[i]))
+		b.WriteByte('.')
+	}
+	if b.Len() == 0 {
+		return "."
+	}
+	return b.String()
+}

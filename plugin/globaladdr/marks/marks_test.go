@@ -1,0 +1,76 @@
+package marks
+
+import (
+	"testing"
+
+	"github.com/globaladdr/globaladdr/plugin/view"
+)
+
+func TestOf(t *testing.T) {
+	m := New("/skydns")
+	m.replace(map[string][]byte{
+		"/skydns/org/example/app/x1":    []byte(`{"host":"192.168.0.51"}`),
+		"/skydns/org/example/open/x1":   []byte(`{"host":"192.168.0.52","globaladdr-external":"true"}`),
+		"/skydns/org/example/open/x2":   []byte(`{"host":"192.168.0.53","globaladdr-external":"true"}`),
+		"/skydns/org/example/Shut":      []byte(`{"host":"192.168.0.54","globaladdr-external":"false"}`),
+		"/skydns/org/example/odd":       []byte(`{"host":"192.168.0.55","globaladdr-external":"yes"}`),
+		"/skydns/org/example/broken/x1": []byte(`{"host":`),
+		"/other/org/example/outside":    []byte(`{"host":"192.168.0.56","globaladdr-external":"false"}`),
+	})
+	for _, tc := range []struct {
+		name string
+		want view.Mark
+		ok   bool
+	}{
+		{"x1.app.example.org.", view.Unmarked, true},
+		{"app.example.org.", view.Unmarked, true},
+		{"open.example.org.", view.Exposed, true},
+		{"shut.example.org.", view.Withheld, true},
+		{"odd.example.org.", view.Withheld, true},
+		{"broken.example.org.", view.Withheld, true},
+		{"example.org.", view.Withheld, true},
+		{"*.example.org.", view.Withheld, true},
+		{"x1.*.example.org.", view.Withheld, true},
+		{"*.open.example.org.", view.Exposed, true},
+		{"outside.example.org.", view.Withheld, false},
+		{"none.example.org.", view.Withheld, false},
+	} {
+		if got, ok := m.Of(tc.name); got != tc.want || ok != tc.ok {
+			t.Errorf("Of(%s) = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+
+	// Changes keep the counts of every name above.
+	m.put("/skydns/org/example/Shut", []byte(`{"host":"192.168.0.54","globaladdr-external":"true"}`))
+	m.remove("/skydns/org/example/odd")
+	m.remove("/skydns/org/example/broken/x1")
+	if got, _ := m.Of("example.org."); got != view.Unmarked {
+		t.Errorf("the apex after the changes: %v, want unmarked", got)
+	}
+	m.remove("/skydns/org/example/app/x1")
+	if got, _ := m.Of("example.org."); got != view.Exposed {
+		t.Errorf("the apex with only names marked true below: %v, want exposed", got)
+	}
+	if _, ok := m.Of("app.example.org."); ok {
+		t.Error("app.example.org. has a mark after its key was deleted")
+	}
+	m.remove("/skydns/org/example/open/x1")
+	m.remove("/skydns/org/example/open/x2")
+	m.remove("/skydns/org/example/Shut")
+	if len(m.below) != 0 || len(m.keys) != 0 {
+		t.Errorf("counts left after every key was deleted: %v %v", m.below, m.keys)
+	}
+}
+
+func TestNotLoaded(t *testing.T) {
+	m := New("/skydns/")
+	if _, ok := m.Of("example.org."); ok || m.Loaded() {
+		t.Error("marks known before the tree was read")
+	}
+	m.replace(nil)
+	select {
+	case <-m.Read():
+	default:
+		t.Error("Read not closed once the tree was read")
+	}
+}

@@ -1,0 +1,169 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// marksZone is the zone of the marks tests behind the etcd plugin.
+const marksZone = "marks.example.org."
+
+// marksCorefile is the external view with the stock etcd plugin as its
+// backend (no etcdzone), with expose unmarked (the default) and with
+// expose marked, over one tree.
+const marksCorefile = `marks.example.org:{port:external} {
+    globaladdr 203.0.113.10
+    etcd marks.example.org {
+        endpoint ETCD
+    }
+}
+marks.example.org:{port:marked} {
+    globaladdr 203.0.113.10 {
+        expose marked
+    }
+    etcd marks.example.org {
+        endpoint ETCD
+    }
+}
+`
+
+// TestMarksBehindEtcdPlugin holds the external view behind CoreDNS's own
+// etcd plugin, which carries no mark in its answers, to the marks the
+// webhook stores in the tree (globaladdr reads them from the tree): a name
+// marked "false" is answered with neither the global address nor its
+// public one, over UDP and TCP, for A and ANY, at the end of a CNAME chain,
+// below a wildcard question and in the apex's answer of its whole subtree
+// (coredns/coredns#3861); a mark that is neither "true" nor "false", and a
+// key the marks have not seen yet, withhold too; with expose marked only
+// names marked "true" answer. A flipped mark takes effect without a
+// restart, as behind etcdzone.
+func TestMarksBehindEtcdPlugin(t *testing.T) {
+	etcd := startEtcd(t)
+	keys := map[string]string{
+		"/skydns/org/example/marks/app/x1":    `{"host":"192.168.0.51"}`,
+		"/skydns/org/example/marks/secret/x1": `{"host":"192.168.0.52","globaladdr-external":"false"}`,
+		"/skydns/org/example/marks/secret/x2": `{"host":"203.0.113.77","globaladdr-external":"false"}`,
+		"/skydns/org/example/marks/shown/x1":  `{"host":"192.168.0.53","globaladdr-external":"true"}`,
+		"/skydns/org/example/marks/alias":     `{"host":"secret.marks.example.org","globaladdr-external":"true"}`,
+		"/skydns/org/example/marks/odd/x1":    `{"host":"192.168.0.54","globaladdr-external":"maybe"}`,
+		"/skydns/org/example/marks/note":      `{"text":"secret note","globaladdr-external":"false"}`,
+	}
+	putKeys(t, etcd, keys)
+	c := startCoreDNS(t, strings.ReplaceAll(marksCorefile, "ETCD", etcd.Endpoint()))
+	external, marked := c.Addr("external"), c.Addr("marked")
+
+	// What a withheld name holds: no reply may carry any of it.
+	leaks := []string{"203.0.113.77", "secret note"}
+	withheld := []string{"secret", "odd", "note"}
+	for _, addr := range []string{external, marked} {
+		for _, name := range withheld {
+			for _, qtype := range []uint16{dns.TypeA, dns.TypeANY, dns.TypeTXT} {
+				checkMarked(t, addr, name+"."+marksZone, qtype, dns.RcodeNameError, nil, leaks)
+			}
+		}
+		// The CNAME is marked "true"; its target's records are not shown.
+		checkMarked(t, addr, "alias."+marksZone, dns.TypeA, dns.RcodeSuccess, []string{"CNAME secret.marks.example.org."}, leaks)
+		// The etcd plugin answers the apex and a wildcard with the records
+		// of every key below: one withheld key withholds them all.
+		checkMarked(t, addr, marksZone, dns.TypeA, dns.RcodeSuccess, nil, append(leaks, "203.0.113.10"))
+		checkMarked(t, addr, "*."+marksZone, dns.TypeA, -1, nil, append(leaks, "203.0.113.10"))
+		checkMarked(t, addr, marksZone, dns.TypeSOA, dns.RcodeSuccess, []string{"SOA"}, leaks)
+		checkMarked(t, addr, "shown."+marksZone, dns.TypeA, dns.RcodeSuccess, []string{"A 203.0.113.10"}, leaks)
+	}
+	checkMarked(t, external, "app."+marksZone, dns.TypeA, dns.RcodeSuccess, []string{"A 203.0.113.10"}, leaks)
+	checkMarked(t, marked, "app."+marksZone, dns.TypeA, dns.RcodeNameError, nil, leaks)
+
+	// A key written withheld is withheld from its first answer, whether
+	// the marks have seen it yet or not.
+	putKeys(t, etcd, map[string]string{"/skydns/org/example/marks/fresh/x1": `{"host":"203.0.113.78","globaladdr-external":"false"}`})
+	checkMarked(t, external, "fresh."+marksZone, dns.TypeA, dns.RcodeNameError, nil, []string{"203.0.113.78"})
+
+	// Flipped to "true", the name is shown; flipped back, withheld again.
+	flip := func(mark string) {
+		putKeys(t, etcd, map[string]string{
+			"/skydns/org/example/marks/secret/x1": `{"host":"192.168.0.52","globaladdr-external":"` + mark + `"}`,
+			"/skydns/org/example/marks/secret/x2": `{"host":"203.0.113.77","globaladdr-external":"` + mark + `"}`,
+		})
+	}
+	flip("true")
+	for _, addr := range []string{external, marked} {
+		eventually(t, 10*time.Second, "secret, marked true, is shown at "+addr, func() error {
+			return viewAnswer{dns.RcodeSuccess, []string{"secret." + marksZone + " A 203.0.113.10", "secret." + marksZone + " A 203.0.113.77"}}.check(addr, "secret."+marksZone)
+		})
+	}
+	flip("false")
+	for _, addr := range []string{external, marked} {
+		eventually(t, 10*time.Second, "secret, marked false again, is withheld at "+addr, func() error {
+			return nxdomain.check(addr, "secret."+marksZone)
+		})
+	}
+	for _, key := range []string{"note", "odd/x1", "fresh/x1"} {
+		if _, err := etcd.Client().Delete(context.Background(), "/skydns/org/example/marks/"+key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flip("true")
+	eventually(t, 10*time.Second, "the apex, with no key withheld below it, shows its subtree", func() error {
+		return answeredSome(external, marksZone, "A 203.0.113.77")
+	})
+}
+
+// checkMarked asks addr for name's qtype records over UDP and TCP and fails
+// t unless each reply has rcode (any, when negative), exactly the records
+// want in its answer (as "TYPE DATA", in any order; nil for none), and none
+// of leaks anywhere.
+func checkMarked(t *testing.T, addr, name string, qtype uint16, rcode int, want, leaks []string) {
+	t.Helper()
+	for _, network := range networks {
+		r := query(t, network, addr, name, qtype)
+		if rcode >= 0 && r.Rcode != rcode {
+			t.Errorf("%s %s over %s: %s, want %s\n%v", name, dns.TypeToString[qtype], network, dns.RcodeToString[r.Rcode], dns.RcodeToString[rcode], r)
+		}
+		if got := answerData(r); !slices.Equal(got, want) && !(len(want) == 1 && want[0] == "SOA" && len(got) == 1 && strings.HasPrefix(got[0], "SOA ")) {
+			t.Errorf("%s %s over %s: answer %q, want %q", name, dns.TypeToString[qtype], network, got, want)
+		}
+		for _, leak := range leaks {
+			if strings.Contains(r.String(), leak) {
+				t.Errorf("%s %s over %s: the reply holds %q, of a withheld name:\n%v", name, dns.TypeToString[qtype], network, leak, r)
+			}
+		}
+	}
+}
+
+// answeredSome returns nil when addr's answer for name's A records over TCP
+// holds one.
+func answeredSome(addr, name, one string) error {
+	r, err := exchangeA(addr, name)
+	if err != nil {
+		return err
+	}
+	if got := answerData(r); !slices.Contains(got, one) {
+		return fmt.Errorf("answer %q, without %q", got, one)
+	}
+	return nil
+}
+
+// exchangeA asks addr for name's A records over TCP.
+func exchangeA(addr, name string) (*dns.Msg, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
+	r, _, err := (&dns.Client{Net: "tcp", Timeout: 5 * time.Second}).Exchange(m, addr)
+	return r, err
+}
+
+// answerData returns the answer's records as "TYPE DATA", sorted.
+func answerData(r *dns.Msg) []string {
+	var got []string
+	for _, rr := range r.Answer {
+		h := rr.Header()
+		got = append(got, dns.TypeToString[h.Rrtype]+" "+strings.TrimPrefix(rr.String(), h.String()))
+	}
+	slices.Sort(got)
+	return got
+}
