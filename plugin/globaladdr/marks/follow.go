@@ -56,7 +56,7 @@ func (m *Marks) load(ctx context.Context, c *clientv3.Client) (int64, error) {
 	for _, kv := range resp.Kvs {
 		values[string(kv.Key)] = kv.Value
 	}
-	m.replace(values)
+	m.Set(values)
 	return resp.Header.Revision, nil
 }
 

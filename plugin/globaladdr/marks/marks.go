@@ -102,8 +102,9 @@ func belowWildcard(name string) string {
 	return name
 }
 
-// replace makes keys (each key's value) the tree's, read whole.
-func (m *Marks) replace(values map[string][]byte) {
+// Set makes values (each key's value) the tree's, read whole: Follow sets
+// what it reads.
+func (m *Marks) Set(values map[string][]byte) {
 	keys, below := make(map[string]keyMark, len(values)), make(map[string]*tally, len(values))
 	for key, value := range values {
 		if km, ok := m.parse(key, value); ok {

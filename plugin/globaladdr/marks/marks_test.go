@@ -8,7 +8,7 @@ import (
 
 func TestOf(t *testing.T) {
 	m := New("/skydns")
-	m.replace(map[string][]byte{
+	m.Set(map[string][]byte{
 		"/skydns/org/example/app/x1":    []byte(`{"host":"192.168.0.51"}`),
 		"/skydns/org/example/open/x1":   []byte(`{"host":"192.168.0.52","globaladdr-external":"true"}`),
 		"/skydns/org/example/open/x2":   []byte(`{"host":"192.168.0.53","globaladdr-external":"true"}`),
@@ -67,7 +67,7 @@ func TestNotLoaded(t *testing.T) {
 	if _, ok := m.Of("example.org."); ok || m.Loaded() {
 		t.Error("marks known before the tree was read")
 	}
-	m.replace(nil)
+	m.Set(nil)
 	select {
 	case <-m.Read():
 	default:
