@@ -203,7 +203,7 @@ func BenchmarkServeDNS(b *testing.B) {
 		served := bc.plugin(b, backend)
 		served.Serve([]string{"example.com."})
 		marked := bc.plugin(b, backend)
-		marked.etcdMarks = benchMarks()
+		marked.etcdMarks.Store(benchMarks())
 		for _, v := range []struct {
 			name string
 			h    plugin.Handler

@@ -176,7 +176,7 @@ func (em *etcdMarks) withholdsRecord(p *policy, rr dns.RR) bool {
 // tree (withholds); for any other, expose marked alone (no other backend
 // marks its records).
 func (g *GlobalAddr) unexposed(name string) bool {
-	if em := g.etcdMarks; em != nil && em.covers(strings.ToLower(name)) {
+	if em := g.etcdMarks.Load(); em != nil && em.covers(strings.ToLower(name)) {
 		return em.withholds(g.policy, name)
 	}
 	return g.policy.unmarked(name)

@@ -42,8 +42,8 @@ type GlobalAddr struct {
 	served atomic.Pointer[map[string]bool]
 	// etcdMarks are the marks of the etcd plugin's tree, in a block whose
 	// etcd plugin answers without etcdzone; nil in any other. Set by start,
-	// before the block serves.
-	etcdMarks *etcdMarks
+	// before the block serves (the ready plugin may ask Ready before).
+	etcdMarks atomic.Pointer[etcdMarks]
 }
 
 // Name implements plugin.Handler.
@@ -52,7 +52,8 @@ func (g *GlobalAddr) Name() string { return pluginName }
 // Ready implements ready.Readiness: the plugin is ready once it knows its
 // global addresses and, behind the etcd plugin, the marks of its tree.
 func (g *GlobalAddr) Ready() bool {
-	return g.addrs.Load().known && (g.etcdMarks == nil || g.etcdMarks.marks.Loaded())
+	em := g.etcdMarks.Load()
+	return g.addrs.Load().known && (em == nil || em.marks.Loaded())
 }
 
 // ServeDNS implements plugin.Handler. A question for a zone that a backend

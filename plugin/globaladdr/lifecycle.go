@@ -23,7 +23,9 @@ import (
 func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	servers := serverLabels(cfg)
 	setAddressCount(servers, g.addrs.Load())
-	g.etcdMarks = followMarks(cfg, servers)
+	if em := followMarks(cfg, servers); em != nil {
+		g.etcdMarks.Store(em)
+	}
 	if g.sources == nil {
 		return nil
 	}
@@ -64,8 +66,8 @@ func (g *GlobalAddr) use(addrs *globals, rev int64) {
 // stop is globaladdr's OnShutdown, also run for the old instance when the
 // Corefile is reloaded: it stops every source and closes what they opened.
 func (g *GlobalAddr) stop() error {
-	if g.etcdMarks != nil {
-		g.etcdMarks.stop()
+	if em := g.etcdMarks.Load(); em != nil {
+		em.stop()
 	}
 	if g.sources == nil {
 		return nil

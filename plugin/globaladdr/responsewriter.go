@@ -49,9 +49,9 @@ func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 // changed: without the records the etcd plugin's marks withhold, if the
 // block reads them, then rewritten by the policy.
 func (g *GlobalAddr) external(res *dns.Msg, addrs *globals, t *tally) (*dns.Msg, error) {
-	if g.etcdMarks != nil {
+	if em := g.etcdMarks.Load(); em != nil {
 		var err error
-		if res, err = g.etcdMarks.filter(g.policy, res, t); err != nil {
+		if res, err = em.filter(g.policy, res, t); err != nil {
 			return nil, err
 		}
 	}
