@@ -177,6 +177,16 @@ func (cfg *Config) Check() error {
 	return nil
 }
 
+// insecure returns the first endpoint that does not encrypt, "" for none.
+func (cfg *Config) insecure() string {
+	for _, ep := range cfg.endpoints() {
+		if !secure(ep) {
+			return ep
+		}
+	}
+	return ""
+}
+
 // endpoints returns the endpoints, the default one when none is given.
 func (cfg *Config) endpoints() []string {
 	if len(cfg.Endpoints) == 0 {

@@ -3,6 +3,7 @@ package etcdclient
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -70,7 +71,7 @@ func checkCorefiles(ctx caddy.Context) error {
 // it. The error names the plugin, the server block, the file and line of
 // the credentials, and the fix.
 func CheckCorefile(in caddy.Input) error {
-	dirs := caddy.ValidDirectives(in.ServerType())
+	dirs := slices.Clone(caddy.ValidDirectives(in.ServerType()))
 	for _, h := range holders {
 		dirs = append(dirs, h.dir) // in a build without them, what they would be
 	}
@@ -89,40 +90,53 @@ func CheckCorefile(in caddy.Input) error {
 }
 
 // checkHolder checks the directive dir of the server block sb of file (see
-// CheckCorefile).
+// CheckCorefile). It reads every token of the directive, wherever it
+// stands, rather than its properties one a line: the etcd plugin reads some
+// properties with a single argument and the rest of their line as a
+// property of its own, so "path /skydns credentials u p" gives it
+// credentials. Each endpoint line counts, whichever the plugin keeps.
 func checkHolder(file string, sb caddyfile.ServerBlock, dir string, plaintextOK bool) error {
-	tokens, ok := sb.Tokens[dir]
-	if !ok {
-		return nil
-	}
+	tokens := sb.Tokens[dir]
 	var (
 		cfg   Config
 		where string // the file and line of the credentials
-		d     = caddyfile.NewDispenserTokens(file, tokens)
 	)
-	for d.Next() {
-		d.RemainingArgs()
-		for d.NextBlock() {
-			property, line, args := d.Val(), d.Line(), d.RemainingArgs()
-			switch property {
-			case "endpoint":
-				cfg.Endpoints = append(cfg.Endpoints, splitEndpoints(args)...)
-			case "credentials":
-				if !unset(property, args) {
-					cfg.Username, where = "-", fmt.Sprintf("%s:%d", d.File(), line)
-				}
-			case "plaintext_credentials":
-				cfg.Plaintext = plaintextOK
+	for i, tok := range tokens {
+		args := lineArgs(tokens[i+1:], tok)
+		switch tok.Text {
+		case "endpoint":
+			cfg.Endpoints = append(cfg.Endpoints, splitEndpoints(args)...)
+		case "credentials":
+			if !unset(tok.Text, args) {
+				cfg.Username, where = "-", fmt.Sprintf("%s:%d", file, tok.Line)
 			}
+		case "plaintext_credentials":
+			cfg.Plaintext = plaintextOK
 		}
 	}
-	if err := cfg.Check(); err != nil {
-		fix := ""
-		if !plaintextOK {
-			fix = fmt.Sprintf(" (%s has no plaintext_credentials: give endpoint and credentials to etcdzone instead)", dir)
-		}
-		return fmt.Errorf("plugin/%s: %s - Error during parsing: server block %s: %v%s",
-			dir, where, strings.Join(sb.Keys, " "), err, fix)
+	err := cfg.Check()
+	if err == nil {
+		return nil
 	}
-	return nil
+	if !plaintextOK {
+		err = fmt.Errorf("credentials over %s would send the password in clear: use an https:// endpoint "+
+			"(%s has no plaintext_credentials: to allow it, give endpoint, credentials and plaintext_credentials to etcdzone instead)",
+			cfg.insecure(), dir)
+	}
+	return fmt.Errorf("plugin/%s: %s - Error during parsing: server block %s: %v", dir, where, strings.Join(sb.Keys, " "), err)
+}
+
+// lineArgs returns the texts of the tokens at the start of rest that stand
+// on tok's line, but for braces.
+func lineArgs(rest []caddyfile.Token, tok caddyfile.Token) []string {
+	var args []string
+	for _, t := range rest {
+		if t.Line != tok.Line || t.File != tok.File {
+			break
+		}
+		if t.Text != "{" && t.Text != "}" {
+			args = append(args, t.Text)
+		}
+	}
+	return args
 }

@@ -96,7 +96,10 @@ func belowWildcard(name string) string {
 		}
 		label, _, _ := strings.Cut(name[i:], ".")
 		if label == "*" || label == "any" {
-			return name[i+len(label)+1:]
+			if rest := name[i+len(label)+1:]; rest != "" {
+				return rest
+			}
+			return "."
 		}
 	}
 	return name

@@ -32,6 +32,7 @@ func TestOf(t *testing.T) {
 		{"*.example.org.", view.Withheld, true},
 		{"x1.*.example.org.", view.Withheld, true},
 		{"*.open.example.org.", view.Exposed, true},
+		{"*.", view.Withheld, true},
 		{"outside.example.org.", view.Withheld, false},
 		{"none.example.org.", view.Withheld, false},
 	} {
