@@ -33,11 +33,15 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 		log.Warning(dynamicPrimary)
 	}
 	g.sources.Subscribe(func(source.Value) { g.renew() })
-	return g.sources.Start(servers, etcdclient.BlockConfig(cfg.Handlers(), etcdPluginClient(cfg)), func(v source.Value) {
+	err := g.sources.Start(servers, etcdclient.BlockConfig(cfg.Handlers(), etcdPluginClient(cfg)), func(v source.Value) {
 		addrs := newGlobals(v.Addrs, g.policy.targets())
 		g.use(addrs, v.Revision)
 		setAddressCount(servers, addrs)
 	})
+	if em := g.etcdMarks.Load(); err != nil && em != nil {
+		em.stop() // caddy runs no OnShutdown for a start that failed
+	}
+	return err
 }
 
 // dynamicPrimary is the warning for a block that transfers its zones (a
