@@ -91,8 +91,15 @@ func (em *etcdMarks) withholds(p *policy, name string) bool {
 	if em.isApex(name) || !em.marks.Loaded() {
 		return false
 	}
-	m, _ := em.marks.Of(name) // no key: withheld
-	return !p.exposes(name, m)
+	return !em.shows(p, name)
+}
+
+// shows reports whether the policy shows name, a lower-case FQDN in the
+// etcd plugin's zones, by its mark in the tree: a name no key holds is
+// withheld.
+func (em *etcdMarks) shows(p *policy, name string) bool {
+	m, _ := em.marks.Of(name)
+	return p.exposes(name, m)
 }
 
 // isApex reports whether name is one of the etcd plugin's zones.
@@ -167,8 +174,7 @@ func (em *etcdMarks) withholdsRecord(p *policy, rr dns.RR) bool {
 	if (hdr.Rrtype == dns.TypeSOA || hdr.Rrtype == dns.TypeNS) && em.isApex(name) {
 		return false
 	}
-	m, _ := em.marks.Of(name) // no key: withheld
-	return !p.exposes(name, m)
+	return !em.shows(p, name)
 }
 
 // unexposed reports whether the view shows nothing at name, a question's
