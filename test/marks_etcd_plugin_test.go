@@ -31,6 +31,24 @@ marks.example.org:{port:marked} {
         endpoint ETCD
     }
 }
+marks.example.org:{port:partial} {
+    globaladdr 203.0.113.10
+    etcdzone sub.marks.example.org {
+        endpoint ETCD
+    }
+    etcd marks.example.org {
+        endpoint ETCD
+    }
+}
+.:{port:above} {
+    globaladdr 203.0.113.10
+    etcdzone marks.example.org {
+        endpoint ETCD
+    }
+    etcd . {
+        endpoint ETCD
+    }
+}
 `
 
 // TestMarksBehindEtcdPlugin holds the external view behind CoreDNS's own
@@ -42,33 +60,45 @@ marks.example.org:{port:marked} {
 // (coredns/coredns#3861); a mark that is neither "true" nor "false", and a
 // key the marks have not seen yet, withhold too; with expose marked only
 // names marked "true" answer. A flipped mark takes effect without a
-// restart, as behind etcdzone.
+// restart, as behind etcdzone. The same holds in a block where etcdzone
+// serves part of the names and the etcd plugin the rest: a zone below the
+// etcd plugin's (partial), or the etcd plugin's zone above etcdzone's
+// (above).
 func TestMarksBehindEtcdPlugin(t *testing.T) {
 	etcd := startEtcd(t)
 	keys := map[string]string{
-		"/skydns/org/example/marks/app/x1":    `{"host":"192.168.0.51"}`,
-		"/skydns/org/example/marks/secret/x1": `{"host":"192.168.0.52","globaladdr-external":"false"}`,
-		"/skydns/org/example/marks/secret/x2": `{"host":"203.0.113.77","globaladdr-external":"false"}`,
-		"/skydns/org/example/marks/shown/x1":  `{"host":"192.168.0.53","globaladdr-external":"true"}`,
+		"/skydns/org/example/marks/app/x1":    `{"targetstrip":1,"host":"192.168.0.51"}`,
+		"/skydns/org/example/marks/secret/x1": `{"targetstrip":1,"host":"192.168.0.52","globaladdr-external":"false"}`,
+		"/skydns/org/example/marks/secret/x2": `{"targetstrip":1,"host":"203.0.113.77","globaladdr-external":"false"}`,
+		"/skydns/org/example/marks/shown/x1":  `{"targetstrip":1,"host":"192.168.0.53","globaladdr-external":"true"}`,
 		"/skydns/org/example/marks/alias":     `{"host":"secret.marks.example.org","globaladdr-external":"true"}`,
-		"/skydns/org/example/marks/odd/x1":    `{"host":"192.168.0.54","globaladdr-external":"maybe"}`,
+		"/skydns/org/example/marks/odd/x1":    `{"targetstrip":1,"host":"192.168.0.54","globaladdr-external":"maybe"}`,
 		"/skydns/org/example/marks/note":      `{"text":"secret note","globaladdr-external":"false"}`,
+		// etcdzone's names in partial; the etcd plugin's outside
+		// etcdzone's zone in above.
+		"/skydns/org/example/marks/sub/shut/x1": `{"targetstrip":1,"host":"203.0.113.79","globaladdr-external":"false"}`,
+		"/skydns/org/example/marks/sub/www/x1":  `{"targetstrip":1,"host":"192.168.0.55"}`,
+		"/skydns/org/example/other/x1":          `{"targetstrip":1,"host":"203.0.113.80","globaladdr-external":"false"}`,
+		"/skydns/org/example/open/x1":           `{"targetstrip":1,"host":"192.168.0.56"}`,
 	}
 	putKeys(t, etcd, keys)
 	c := startCoreDNS(t, strings.ReplaceAll(marksCorefile, "ETCD", etcd.Endpoint()))
-	external, marked := c.Addr("external"), c.Addr("marked")
+	external, marked, partial, above := c.Addr("external"), c.Addr("marked"), c.Addr("partial"), c.Addr("above")
+	unmarkedViews := []string{external, partial, above}
+	views := append(unmarkedViews, marked)
 
 	// What a withheld name holds: no reply may carry any of it.
-	leaks := []string{"203.0.113.77", "secret note"}
+	leaks := []string{"203.0.113.77", "secret note", "203.0.113.79", "203.0.113.80"}
 	withheld := []string{"secret", "odd", "note"}
-	for _, addr := range []string{external, marked} {
+	for _, addr := range views {
 		for _, name := range withheld {
 			for _, qtype := range []uint16{dns.TypeA, dns.TypeANY, dns.TypeTXT} {
 				checkMarked(t, addr, name+"."+marksZone, qtype, dns.RcodeNameError, nil, leaks)
 			}
 		}
-		// The CNAME is marked "true"; its target's records are not shown.
-		checkMarked(t, addr, "alias."+marksZone, dns.TypeA, dns.RcodeSuccess, []string{"CNAME secret.marks.example.org."}, leaks)
+		// The CNAME is marked "true"; its target's records are not shown
+		// (etcdzone answers NXDOMAIN, the rcode of the chain's end).
+		checkMarked(t, addr, "alias."+marksZone, dns.TypeA, -1, []string{"CNAME secret.marks.example.org."}, leaks)
 		// The etcd plugin answers the apex and a wildcard with the records
 		// of every key below: one withheld key withholds them all.
 		checkMarked(t, addr, marksZone, dns.TypeA, dns.RcodeSuccess, nil, append(leaks, "203.0.113.10"))
@@ -76,34 +106,42 @@ func TestMarksBehindEtcdPlugin(t *testing.T) {
 		checkMarked(t, addr, marksZone, dns.TypeSOA, dns.RcodeSuccess, []string{"SOA"}, leaks)
 		checkMarked(t, addr, "shown."+marksZone, dns.TypeA, dns.RcodeSuccess, []string{"A 203.0.113.10"}, leaks)
 	}
-	checkMarked(t, external, "app."+marksZone, dns.TypeA, dns.RcodeSuccess, []string{"A 203.0.113.10"}, leaks)
+	for _, addr := range unmarkedViews {
+		checkMarked(t, addr, "app."+marksZone, dns.TypeA, dns.RcodeSuccess, []string{"A 203.0.113.10"}, leaks)
+	}
 	checkMarked(t, marked, "app."+marksZone, dns.TypeA, dns.RcodeNameError, nil, leaks)
+	checkMarked(t, partial, "shut.sub."+marksZone, dns.TypeA, dns.RcodeNameError, nil, leaks)
+	checkMarked(t, partial, "www.sub."+marksZone, dns.TypeA, dns.RcodeSuccess, []string{"A 203.0.113.10"}, leaks)
+	checkMarked(t, above, "other.example.org.", dns.TypeA, dns.RcodeNameError, nil, leaks)
+	checkMarked(t, above, "open.example.org.", dns.TypeA, dns.RcodeSuccess, []string{"A 203.0.113.10"}, leaks)
 
 	// A key written withheld is withheld from its first answer, whether
 	// the marks have seen it yet or not.
-	putKeys(t, etcd, map[string]string{"/skydns/org/example/marks/fresh/x1": `{"host":"203.0.113.78","globaladdr-external":"false"}`})
-	checkMarked(t, external, "fresh."+marksZone, dns.TypeA, dns.RcodeNameError, nil, []string{"203.0.113.78"})
+	putKeys(t, etcd, map[string]string{"/skydns/org/example/marks/fresh/x1": `{"targetstrip":1,"host":"203.0.113.78","globaladdr-external":"false"}`})
+	for _, addr := range unmarkedViews {
+		checkMarked(t, addr, "fresh."+marksZone, dns.TypeA, dns.RcodeNameError, nil, []string{"203.0.113.78"})
+	}
 
 	// Flipped to "true", the name is shown; flipped back, withheld again.
 	flip := func(mark string) {
 		putKeys(t, etcd, map[string]string{
-			"/skydns/org/example/marks/secret/x1": `{"host":"192.168.0.52","globaladdr-external":"` + mark + `"}`,
-			"/skydns/org/example/marks/secret/x2": `{"host":"203.0.113.77","globaladdr-external":"` + mark + `"}`,
+			"/skydns/org/example/marks/secret/x1": `{"targetstrip":1,"host":"192.168.0.52","globaladdr-external":"` + mark + `"}`,
+			"/skydns/org/example/marks/secret/x2": `{"targetstrip":1,"host":"203.0.113.77","globaladdr-external":"` + mark + `"}`,
 		})
 	}
 	flip("true")
-	for _, addr := range []string{external, marked} {
+	for _, addr := range views {
 		eventually(t, 10*time.Second, "secret, marked true, is shown at "+addr, func() error {
 			return viewAnswer{dns.RcodeSuccess, []string{"secret." + marksZone + " A 203.0.113.10", "secret." + marksZone + " A 203.0.113.77"}}.check(addr, "secret."+marksZone)
 		})
 	}
 	flip("false")
-	for _, addr := range []string{external, marked} {
+	for _, addr := range views {
 		eventually(t, 10*time.Second, "secret, marked false again, is withheld at "+addr, func() error {
 			return nxdomain.check(addr, "secret."+marksZone)
 		})
 	}
-	for _, key := range []string{"note", "odd/x1", "fresh/x1"} {
+	for _, key := range []string{"note", "odd/x1", "fresh/x1", "sub/shut/x1"} {
 		if _, err := etcd.Client().Delete(context.Background(), "/skydns/org/example/marks/"+key); err != nil {
 			t.Fatal(err)
 		}
@@ -123,10 +161,10 @@ func checkMarked(t *testing.T, addr, name string, qtype uint16, rcode int, want,
 	for _, network := range networks {
 		r := query(t, network, addr, name, qtype)
 		if rcode >= 0 && r.Rcode != rcode {
-			t.Errorf("%s %s over %s: %s, want %s\n%v", name, dns.TypeToString[qtype], network, dns.RcodeToString[r.Rcode], dns.RcodeToString[rcode], r)
+			t.Errorf("%s %s over %s at %s: %s, want %s\n%v", name, dns.TypeToString[qtype], network, addr, dns.RcodeToString[r.Rcode], dns.RcodeToString[rcode], r)
 		}
 		if got := answerData(r); !slices.Equal(got, want) && !(len(want) == 1 && want[0] == "SOA" && len(got) == 1 && strings.HasPrefix(got[0], "SOA ")) {
-			t.Errorf("%s %s over %s: answer %q, want %q", name, dns.TypeToString[qtype], network, got, want)
+			t.Errorf("%s %s over %s at %s: answer %q, want %q", name, dns.TypeToString[qtype], network, addr, got, want)
 		}
 		for _, leak := range leaks {
 			if strings.Contains(r.String(), leak) {

@@ -113,7 +113,13 @@ func (x *EtcdZone) Name() string { return pluginName }
 // keep the answers of the plugin's zones, which it answers from memory and
 // which change with etcd at any moment (a new host, an ACME challenge): a
 // change is in the answers at once, a deleted record gone at once.
-func (x *EtcdZone) CacheBypassZones() []string {
+func (x *EtcdZone) CacheBypassZones() []string { return x.ServedZones() }
+
+var _ view.Backend = (*EtcdZone)(nil)
+
+// ServedZones implements view.Backend: the zones the Corefile names, else
+// the etcd plugin's. The block's chain must be built.
+func (x *EtcdZone) ServedZones() []string {
 	if len(x.zoneNames) > 0 {
 		return x.zoneNames
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/any"
+	"github.com/coredns/coredns/plugin/etcd"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
 
@@ -236,9 +237,9 @@ func benchMarks() *etcdMarks {
 	for _, name := range []string{"app", "a", "b", "c"} {
 		values["/skydns/com/example/"+name+"/x2"] = []byte(`{"host":"192.168.0.51","globaladdr-external":"true"}`)
 	}
-	m := marks.New("/skydns")
+	m := marks.New("/skydns", []string{"example.com."})
 	m.Set(values)
-	return &etcdMarks{marks: m, zones: plugin.Zones{"example.com."}}
+	return &etcdMarks{marks: m, etcd: &etcd.Etcd{Zones: []string{"example.com."}}}
 }
 
 // measure runs op b.N times and reports, beside the wall time, the CPU time

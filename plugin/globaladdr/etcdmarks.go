@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,17 +13,23 @@ import (
 	"github.com/coredns/coredns/plugin/etcd"
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/marks"
+	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
 )
 
 // etcdMarks are the exposure marks of the keys that the block's etcd plugin
-// serves, for a block without etcdzone: the etcd plugin's answers carry no
-// mark, so the view reads them from the same tree (package marks) and
-// judges each record the etcd plugin answers by the mark of its owner name.
+// answers from, in a block where it answers names no backend builds as the
+// view shows them (etcdzone does, and reads the marks itself): the etcd
+// plugin's answers carry no mark, so the view reads them from the same
+// tree (package marks) and judges each record the etcd plugin answers by
+// the mark of its owner name.
 type etcdMarks struct {
-	marks  *marks.Marks
-	zones  plugin.Zones
+	marks *marks.Marks
+	// etcd is the block's etcd plugin, whose zones are the names judged:
+	// read as it answers, since etcdzone takes those it answers for names
+	// the zones lack from it when it starts (its fallthrough).
+	etcd   *etcd.Etcd
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -31,17 +38,18 @@ type etcdMarks struct {
 // read: nothing of it can be judged (fail closed).
 var errMarksUnknown = errors.New("the exposure marks of the etcd plugin's tree are not read yet")
 
-// followMarks starts following the marks of the tree of cfg's etcd plugin,
-// when the block has one and no etcdzone (which reads the marks itself),
-// over the etcd plugin's own connection.
+// followMarks starts following the marks of the zones of cfg's etcd
+// plugin, over its own connection, when the block has one and it answers
+// names outside the zones of the block's backends that build them as the
+// view shows them (view.Backend).
 func followMarks(cfg *dnsserver.Config, servers []string) *etcdMarks {
 	e, ok := cfg.Handler("etcd").(*etcd.Etcd)
-	if !ok || cfg.Handler("etcdzone") != nil || e.Client == nil {
+	if !ok || e.Client == nil || !answersOutside(cfg.Handlers(), e.Zones) {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	tree := path.Clean("/" + e.PathPrefix) // as the etcd plugin joins it
-	em := &etcdMarks{marks: marks.New(tree), zones: plugin.Zones(e.Zones), cancel: cancel, done: make(chan struct{})}
+	em := &etcdMarks{marks: marks.New(tree, e.Zones), etcd: e, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(em.done)
 		em.marks.Follow(ctx, e.Client, func(err error) {
@@ -61,6 +69,24 @@ func followMarks(cfg *dnsserver.Config, servers []string) *etcdMarks {
 	return em
 }
 
+// answersOutside reports whether one of zones, the etcd plugin's, lies
+// outside every zone that a backend among handlers serves as the view
+// shows it.
+func answersOutside(handlers []plugin.Handler, zones []string) bool {
+	var served []string
+	for _, h := range handlers {
+		if b, ok := h.(view.Backend); ok {
+			served = append(served, b.ServedZones()...)
+		}
+	}
+	for _, z := range zones {
+		if !slices.ContainsFunc(served, func(s string) bool { return dns.IsSubDomain(s, z) }) {
+			return true
+		}
+	}
+	return false
+}
+
 // firstRead is how long start-up waits for the marks' first read.
 const firstRead = time.Second
 
@@ -74,7 +100,7 @@ func (em *etcdMarks) stop() {
 // zones (lower-case FQDNs too). It runs for every record of every reply,
 // and does not allocate, unlike plugin.Zones.Matches.
 func (em *etcdMarks) covers(name string) bool {
-	for _, z := range em.zones {
+	for _, z := range em.etcd.Zones {
 		if z == "." || name == z || strings.HasSuffix(name, z) && name[len(name)-len(z)-1] == '.' {
 			return true
 		}
@@ -104,7 +130,7 @@ func (em *etcdMarks) shows(p *policy, name string) bool {
 
 // isApex reports whether name is one of the etcd plugin's zones.
 func (em *etcdMarks) isApex(name string) bool {
-	for _, z := range em.zones {
+	for _, z := range em.etcd.Zones {
 		if z == name {
 			return true
 		}

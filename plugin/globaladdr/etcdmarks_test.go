@@ -6,6 +6,7 @@ import (
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/etcd"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
 
@@ -36,7 +37,7 @@ func TestEtcdMarksFilter(t *testing.T) {
 			t.Fatal(err)
 		}
 		g.Next = backend
-		g.etcdMarks.Store(&etcdMarks{marks: m, zones: plugin.Zones{"example.com."}})
+		g.etcdMarks.Store(&etcdMarks{marks: m, etcd: &etcd.Etcd{Zones: []string{"example.com."}}})
 		req := new(dns.Msg)
 		req.SetQuestion(name, qtype)
 		rec := dnstest.NewRecorder(&test.ResponseWriter{})
@@ -49,7 +50,7 @@ func TestEtcdMarksFilter(t *testing.T) {
 	secret := test.A("secret.example.com. 30 IN A 203.0.113.77")
 	soa := test.SOA("example.com. 30 IN SOA ns.dns.example.com. hostmaster.example.com. 1 7200 1800 86400 30")
 
-	m := marks.New("/skydns")
+	m := marks.New("/skydns", []string{"example.com."})
 	if r := serve(reply(app), m, "app.example.com.", dns.TypeA); r.Rcode != dns.RcodeServerFailure {
 		t.Errorf("before the marks are read: %s, want SERVFAIL", dns.RcodeToString[r.Rcode])
 	}

@@ -131,6 +131,16 @@ func Join(m, n Mark) Mark {
 	return Exposed
 }
 
+// Backend is a backend that builds its zones with the block's view, asked
+// before it starts which zones those are: the view judges the answers of
+// the block's other backends, such as the etcd plugin's, for the names
+// outside them.
+type Backend interface {
+	// ServedZones returns the zones the backend serves as the view shows
+	// them once started, lower case and fully qualified.
+	ServedZones() []string
+}
+
 // Of returns the view among a server block's plugins, nil when the block
 // has none.
 func Of(handlers []plugin.Handler) View {

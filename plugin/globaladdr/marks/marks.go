@@ -11,18 +11,26 @@ package marks
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
+
+	"github.com/coredns/coredns/plugin/etcd/msg"
 
 	"github.com/globaladdr/globaladdr/plugin/view"
 )
 
-// Marks holds the marks of one etcd tree's keys, by the names the etcd
-// plugin answers them at. It is safe for concurrent use: one goroutine
-// (Follow's) writes, queries read.
+// Marks holds the marks of the keys of one etcd tree's zones, by the names
+// the etcd plugin answers them at. It is safe for concurrent use: one
+// goroutine (Follow's) writes, queries read.
 type Marks struct {
-	// prefix is the tree's path with its trailing slash ("/skydns/").
-	prefix string
+	// root is the tree's path with its trailing slash ("/skydns/").
+	root string
+	// zones are the paths of the zones' subtrees, with their trailing
+	// slashes ("/skydns/org/example/"), none below another: the keys the
+	// etcd plugin reads, and all an etcd user that may read only its
+	// zones may read.
+	zones []string
 
 	mu sync.RWMutex
 	// keys holds each key's name and mark.
@@ -54,10 +62,22 @@ func (t *tally) join() view.Mark {
 	return view.Exposed
 }
 
-// New returns the marks of the tree at path ("/skydns"), empty and not
-// loaded: Follow fills them.
-func New(path string) *Marks {
-	return &Marks{prefix: strings.TrimSuffix(path, "/") + "/", keys: map[string]keyMark{}, below: map[string]*tally{}, read: make(chan struct{})}
+// New returns the marks of the zones (FQDNs) of the tree at path
+// ("/skydns"), empty and not loaded: Follow fills them.
+func New(path string, zones []string) *Marks {
+	root := strings.TrimSuffix(path, "/") + "/"
+	var paths []string
+	for _, z := range zones {
+		paths = append(paths, strings.TrimSuffix(msg.Path(strings.ToLower(z), root), "/")+"/")
+	}
+	slices.Sort(paths) // a subtree sorts before those below it
+	var subtrees []string
+	for _, p := range paths {
+		if len(subtrees) == 0 || !strings.HasPrefix(p, subtrees[len(subtrees)-1]) {
+			subtrees = append(subtrees, p)
+		}
+	}
+	return &Marks{root: root, zones: subtrees, keys: map[string]keyMark{}, below: map[string]*tally{}, read: make(chan struct{})}
 }
 
 // Read returns a channel closed once the tree was read whole.
@@ -174,13 +194,13 @@ func count(below map[string]*tally, km keyMark, d int32) {
 }
 
 // parse returns the name and mark of key, holding value; ok is false for a
-// key outside the tree. A value that is not a JSON object, or whose mark is
+// key outside the zones. A value that is not a JSON object, or whose mark is
 // neither "true" nor "false", is withheld (fail closed).
 func (m *Marks) parse(key string, value []byte) (km keyMark, ok bool) {
-	rest, ok := strings.CutPrefix(key, m.prefix)
-	if !ok || rest == "" {
+	if !slices.ContainsFunc(m.zones, func(z string) bool { return strings.HasPrefix(key, z) }) {
 		return keyMark{}, false
 	}
+	rest := strings.TrimPrefix(key, m.root)
 	km.name = nameOf(rest)
 	var v struct {
 		Mark *string `json:"globaladdr-external"`

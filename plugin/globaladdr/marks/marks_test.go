@@ -1,13 +1,14 @@
 package marks
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/globaladdr/globaladdr/plugin/view"
 )
 
 func TestOf(t *testing.T) {
-	m := New("/skydns")
+	m := New("/skydns", []string{"example.org."})
 	m.Set(map[string][]byte{
 		"/skydns/org/example/app/x1":    []byte(`{"host":"192.168.0.51"}`),
 		"/skydns/org/example/open/x1":   []byte(`{"host":"192.168.0.52","globaladdr-external":"true"}`),
@@ -64,7 +65,7 @@ func TestOf(t *testing.T) {
 }
 
 func TestNotLoaded(t *testing.T) {
-	m := New("/skydns/")
+	m := New("/skydns/", []string{"."})
 	if _, ok := m.Of("example.org."); ok || m.Loaded() {
 		t.Error("marks known before the tree was read")
 	}
@@ -73,5 +74,29 @@ func TestNotLoaded(t *testing.T) {
 	case <-m.Read():
 	default:
 		t.Error("Read not closed once the tree was read")
+	}
+}
+
+func TestZones(t *testing.T) {
+	m := New("/skydns", []string{"example.org.", "Sub.Example.org.", "example.net.", "example-x.org.", "."})
+	if want := []string{"/skydns/"}; !slices.Equal(m.zones, want) {
+		t.Errorf("zones under the root's: %q, want %q", m.zones, want)
+	}
+	m = New("/skydns", []string{"example.org.", "Sub.Example.org.", "example.net.", "example-x.org."})
+	if want := []string{"/skydns/net/example/", "/skydns/org/example-x/", "/skydns/org/example/"}; !slices.Equal(m.zones, want) {
+		t.Errorf("zones: %q, want %q", m.zones, want)
+	}
+	m.Set(map[string][]byte{
+		"/skydns/org/example/sub/www": []byte(`{"host":"192.168.0.51","globaladdr-external":"true"}`),
+		"/skydns/org/examplex/www":    []byte(`{"host":"192.168.0.52"}`),
+		"/skydns/org/example":         []byte(`{"host":"192.168.0.53"}`),
+	})
+	if got, ok := m.Of("www.sub.example.org."); !ok || got != view.Exposed {
+		t.Errorf("a key of a zone below another: %v, %v", got, ok)
+	}
+	for _, name := range []string{"www.examplex.org."} {
+		if _, ok := m.Of(name); ok {
+			t.Errorf("%s, outside the zones' subtrees, has a mark", name)
+		}
 	}
 }
