@@ -205,3 +205,18 @@ func answerData(r *dns.Msg) []string {
 	slices.Sort(got)
 	return got
 }
+
+// TestExposeMarkedWithoutMarks starts expose marked in a block whose
+// backends mark no name (whoami): it would answer every name NXDOMAIN, so
+// start-up stops, naming the plugin, the file, the line and the fix.
+func TestExposeMarkedWithoutMarks(t *testing.T) {
+	_, err := tryStartCoreDNS(t, "example.com:{port:dns} {\n\tglobaladdr 203.0.113.10 {\n\t\texpose marked\n\t}\n\twhoami\n}\n")
+	if err == nil {
+		t.Fatal("expose marked started without a backend that marks its names")
+	}
+	for _, want := range []string{"plugin/globaladdr", "Corefile:3", "expose marked", "no backend of this server block marks its names", "expose unmarked"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}

@@ -44,6 +44,10 @@ type GlobalAddr struct {
 	// etcd plugin answers without etcdzone; nil in any other. Set by start,
 	// before the block serves (the ready plugin may ask Ready before).
 	etcdMarks atomic.Pointer[etcdMarks]
+	// unmarked is the error start returns, naming expose marked where the
+	// Corefile gives it, when no backend of the block marks its names;
+	// nil without expose marked.
+	unmarked error
 }
 
 // Name implements plugin.Handler.

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
 
 	"github.com/globaladdr/globaladdr/plugin/etcdclient"
@@ -21,6 +22,9 @@ import (
 // sources, if any, which put each new state of the addresses, and of the
 // maps' prefixes, in use.
 func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
+	if g.unmarked != nil && !marksNames(cfg) {
+		return plugin.Error(pluginName, g.unmarked)
+	}
 	servers := serverLabels(cfg)
 	setAddressCount(servers, g.addrs.Load())
 	if em := followMarks(cfg, servers); em != nil {
@@ -42,6 +46,18 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 		em.stop() // caddy runs no OnShutdown for a start that failed
 	}
 	return err
+}
+
+// marksNames reports whether a backend of cfg's block marks its names:
+// etcdzone (a view.Backend), or the etcd plugin, whose marks the view reads.
+func marksNames(cfg *dnsserver.Config) bool {
+	if _, ok := cfg.Handler("etcd").(*etcd.Etcd); ok {
+		return true
+	}
+	return slices.ContainsFunc(cfg.Handlers(), func(h plugin.Handler) bool {
+		_, ok := h.(view.Backend)
+		return ok
+	})
 }
 
 // dynamicPrimary is the warning for a block that transfers its zones (a

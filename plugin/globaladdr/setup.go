@@ -63,6 +63,7 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 		internal []netip.Prefix
 		targets  []placed // map destinations
 		sources  source.Config
+		unmarked error // see GlobalAddr.unmarked
 	)
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
@@ -100,7 +101,10 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 					err = sources.Parse(c, property, args)
 				}
 			case "expose":
-				p.onlyMarked, err = parseExpose(c, args)
+				if p.onlyMarked, err = parseExpose(c, args); p.onlyMarked {
+					unmarked = c.Errf("expose marked: no backend of this server block marks its names (etcdzone, the etcd plugin): " +
+						"every name would be NXDOMAIN; put the view in front of etcdzone or the etcd plugin, or expose unmarked")
+				}
 			case "keep_registry":
 				if len(args) > 0 {
 					err = argErr(c, "keep_registry takes no argument")
@@ -133,7 +137,7 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 			return nil, a.errorf("global address is itself internal")
 		}
 	}
-	g := &GlobalAddr{policy: p, sources: set}
+	g := &GlobalAddr{policy: p, sources: set, unmarked: unmarked}
 	if sources.Empty() {
 		g.use(newGlobals(unique(addrs), p.targets()), 0)
 	} else {
