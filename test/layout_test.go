@@ -1,0 +1,90 @@
+package test
+
+import (
+	"io/fs"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/globaladdr/globaladdr/internal/filepairs"
+)
+
+// maxFilePairs is the number of file pairs (package filepairs) of CoreDNS's
+// most tangled plugin, kubernetes (v1.15.0).
+const maxFilePairs = 8
+
+// tangled holds the packages still above maxFilePairs, at their counts
+// today: issue 46 cuts them into packages of one concern each, and lowers
+// each ceiling as it goes. A count may only go down.
+var tangled = map[string]int{
+	"plugin/etcdzone":          27,
+	"plugin/globaladdr/source": 27,
+}
+
+// TestFilePairs holds every package under plugin/ to the file pairs of
+// CoreDNS's kubernetes plugin: a reader of one file of a package should not
+// have to read most of the others (issue 46). The measure is checked
+// against CoreDNS's own plugins first.
+func TestFilePairs(t *testing.T) {
+	coredns, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coredns/coredns").Output()
+	if err != nil {
+		t.Fatalf("go list -m github.com/coredns/coredns: %v", err)
+	}
+	for plugin, want := range map[string]int{"kubernetes": maxFilePairs, "etcd": 1, "transfer": 0} {
+		if pairs, err := filepairs.Of(filepath.Join(strings.TrimSpace(string(coredns)), "plugin", plugin)); err != nil || len(pairs) != want {
+			t.Errorf("CoreDNS's %s plugin: %d file pairs (%v), want %d: the measure changed", plugin, len(pairs), err, want)
+		}
+	}
+	err = filepath.WalkDir("../plugin", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		pairs, err := filepairs.Of(path)
+		if err != nil {
+			return err
+		}
+		pkg := strings.TrimPrefix(filepath.ToSlash(path), "../")
+		ceiling, ok := tangled[pkg]
+		if !ok {
+			ceiling = maxFilePairs
+		}
+		switch {
+		case len(pairs) > ceiling:
+			t.Errorf("%s: %d pairs of files use each other's names, more than %d:\n%s", pkg, len(pairs), ceiling, pairsText(pairs))
+		case ok && len(pairs) < ceiling:
+			t.Errorf("%s: %d file pairs, fewer than its ceiling %d: lower it in tangled", pkg, len(pairs), ceiling)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pairsText lists pairs, one a line.
+func pairsText(pairs []filepairs.Pair) string {
+	var b strings.Builder
+	for _, p := range pairs {
+		b.WriteString("\t" + p.String() + "\n")
+	}
+	return b.String()
+}
+
+// TestNoImportUpward holds every package under plugin/ to import no package
+// above it (etcdzone/zone may not import etcdzone): a sub-package is a room
+// of its own, which its parent uses.
+func TestNoImportUpward(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "../plugin/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(fields[0], imp+"/") {
+				t.Errorf("%s imports %s, above it", fields[0], imp)
+			}
+		}
+	}
+}
