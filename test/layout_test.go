@@ -2,6 +2,7 @@ package test
 
 import (
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,46 @@ func TestNoImportUpward(t *testing.T) {
 			if strings.HasPrefix(fields[0], imp+"/") {
 				t.Errorf("%s imports %s, above it", fields[0], imp)
 			}
+		}
+	}
+}
+
+// TestPackageTable holds CONTRIBUTING.md's package table to the tree: every
+// package of the module has its row, and every row its package.
+func TestPackageTable(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	packages := map[string]bool{}
+	for _, dir := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		packages[filepath.ToSlash(rel)] = true
+	}
+	b, err := os.ReadFile("../CONTRIBUTING.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if pkg, ok := strings.CutPrefix(line, "| `"); ok {
+			pkg, _, _ = strings.Cut(pkg, "`")
+			rows[pkg] = true
+			if !packages[pkg] {
+				t.Errorf("CONTRIBUTING.md's package table has %s, which is no package", pkg)
+			}
+		}
+	}
+	for pkg := range packages {
+		if !rows[pkg] {
+			t.Errorf("CONTRIBUTING.md's package table lacks %s", pkg)
 		}
 	}
 }

@@ -1,3 +1,8 @@
+// Package etcdlab runs etcd as operators run it, for the tests that need a
+// release's server rather than the embedded one: members of an etcd
+// release's binary with TLS and client certificates, auth with a root user
+// and users of their own roles, and clusters in network namespaces that a
+// test can cut apart and heal.
 package etcdlab
 
 import (

@@ -1,8 +1,8 @@
 // Package marks follows the exposure marks (view.Mark) that external-dns's
-// webhook intake stores in the values of an etcd tree, for a server block
-// whose backend is CoreDNS's etcd plugin rather than etcdzone: the etcd
-// plugin answers from the same tree but carries no mark in its answers, so
-// the view reads them from the tree itself. The etcd plugin answers a name
+// webhook intake stores in the values of an etcd tree, for the names of a
+// server block that CoreDNS's etcd plugin answers rather than etcdzone: the
+// etcd plugin answers from the same tree but carries no mark in its
+// answers, so the view reads them from the tree itself. The etcd plugin answers a name
 // with the records of every key at and below it (coredns/coredns#3861):
 // the mark of a name is therefore the join of the marks of all those keys
 // (view.Join), so that one key marked "false" withholds every answer its
