@@ -1,6 +1,6 @@
 // Package wait holds the pause the plugins' background loops (watches,
-// retries) share: one that ends early when its context ends. It does
-// nothing else.
+// retries) share, one that ends early when its context ends, and the
+// signal that wakes such a loop. It does nothing else.
 package wait
 
 import (
@@ -19,4 +19,13 @@ func For(ctx context.Context, d time.Duration) bool {
 		}
 	}
 	return ctx.Err() == nil
+}
+
+// Signal puts a signal into ch, a channel of capacity 1, unless one waits
+// there already: the waiting one stands for both.
+func Signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }

@@ -57,8 +57,12 @@ func (cfg *Config) ID() string {
 // credentials).
 func (cfg *Config) String() string { return strings.Join(cfg.endpoints(), ",") }
 
-// Properties are the properties Parse reads.
-var Properties = []string{"endpoint", "tls", "credentials", "plaintext_credentials"}
+// properties are the properties Parse reads.
+var properties = []string{"endpoint", "tls", "credentials", "plaintext_credentials"}
+
+// IsProperty reports whether property is one of the connection's, which
+// Parse reads.
+func IsProperty(property string) bool { return slices.Contains(properties, property) }
 
 // Given reports whether the Corefile gave any of the connection's
 // properties.
@@ -67,7 +71,7 @@ func (cfg *Config) Given() bool { return cfg.given != "" }
 // First returns the first property given, "" for none.
 func (cfg *Config) First() string { return cfg.given }
 
-// Parse reads property, one of Properties, with its arguments:
+// Parse reads property, one of the connection's (IsProperty), with its arguments:
 //
 //	endpoint URL...                  (several URLs may share an argument,
 //	                                  separated by spaces or commas)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/coredns/caddy"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/signer"
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 
 	"github.com/miekg/dns"
 )
@@ -67,7 +68,7 @@ func (x *EtcdZone) parseDNSSEC(c *caddy.Controller, property string, args []stri
 		return false, nil
 	}
 	if err == nil && property != "ds" {
-		d.where = where(c)
+		d.where = directive.Where(c)
 	}
 	return true, err
 }
@@ -107,7 +108,7 @@ func (d *dnssecConfig) parseDS(c *caddy.Controller, args []string) error {
 	if err != nil {
 		return c.Errf("ds %q: %v", strings.Join(args, " "), err)
 	}
-	d.ds = append(d.ds, dsRecord{ds: rr.(*dns.DS), where: where(c)})
+	d.ds = append(d.ds, dsRecord{ds: rr.(*dns.DS), where: directive.Where(c)})
 	return nil
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -96,7 +97,7 @@ type EtcdZone struct {
 	// holds a signal while a zone was published for the first time since
 	// waitLoaded last looked.
 	zones     []*hosted
-	byName    zoneMap[*hosted]
+	byName    dnsname.Zones[*hosted]
 	published chan struct{}
 	// stop ends the zones' goroutines; nil before start.
 	stop func()
@@ -233,7 +234,7 @@ func (x *EtcdZone) judged(ctx context.Context, q dns.Question, z *hosted) {
 
 // zoneOf returns the zone name is in, nil when it is in none of them.
 func (x *EtcdZone) zoneOf(name string) *hosted {
-	z, _ := x.byName.deepest(name)
+	_, z, _ := x.byName.Deepest(name)
 	return z
 }
 
@@ -264,7 +265,7 @@ func (x *EtcdZone) served(name string) bool {
 		return false
 	}
 	for _, d := range x.delegations {
-		if inZone(name, d.name) {
+		if dnsname.In(name, d.name) {
 			return false
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -411,23 +412,6 @@ func TestTransferPages(t *testing.T) {
 	}
 }
 
-func TestInZone(t *testing.T) {
-	for _, tc := range []struct {
-		name, zone string
-		want       bool
-	}{
-		{"example.com.", "example.com.", true},
-		{"App.Example.COM.", "example.com.", true},
-		{"notexample.com.", "example.com.", false},
-		{"com.", "example.com.", false},
-		{"anything.", ".", true},
-	} {
-		if got := inZone(tc.name, tc.zone); got != tc.want {
-			t.Errorf("inZone(%q, %q) = %v", tc.name, tc.zone, got)
-		}
-	}
-}
-
 // TestForeignUpdate sends an UPDATE for a zone the plugin does not serve: it
 // is refused, and the plugins below never see it (a forward plugin would
 // relay it).
@@ -529,16 +513,16 @@ func TestInnerZone(t *testing.T) {
 
 // TestZoneMap finds the deepest zone of a name, by the names above it.
 func TestZoneMap(t *testing.T) {
-	s := newZoneSet([]string{"Example.com.", "in.lab.example.net."})
+	s := dnsname.Set([]string{"Example.com.", "in.lab.example.net."})
 	for name, want := range map[string]bool{
 		"example.com.": true, "a.b.EXAMPLE.com": true, "com.": false, "xexample.com.": false,
 		"in.lab.example.net.": true, "x.in.lab.example.net.": true, "lab.example.net.": false, ".": false,
 	} {
-		if got := s.holds(name); got != want {
-			t.Errorf("holds(%q) = %v, want %v", name, got, want)
+		if got := s.Holds(name); got != want {
+			t.Errorf("Holds(%q) = %v, want %v", name, got, want)
 		}
 	}
-	if !newZoneSet([]string{"."}).holds("example.com.") || !newZoneSet([]string{"."}).holds(".") {
+	if !dnsname.Set([]string{"."}).Holds("example.com.") || !dnsname.Set([]string{"."}).Holds(".") {
 		t.Error("the root holds no name")
 	}
 	zones := []*hosted{{name: "example.com."}, {name: "lan.example.com."}}
@@ -546,8 +530,8 @@ func TestZoneMap(t *testing.T) {
 	for name, want := range map[string]*hosted{
 		"example.com.": zones[0], "a.example.com.": zones[0], "lan.example.com.": zones[1], "A.Lan.Example.Com.": zones[1], "example.org.": nil,
 	} {
-		if got, _ := m.deepest(name); got != want {
-			t.Errorf("deepest(%q) = %v, want %v", name, got, want)
+		if _, got, _ := m.Deepest(name); got != want {
+			t.Errorf("Deepest(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/request"
 
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/miekg/dns"
 )
 
@@ -28,7 +30,7 @@ func (x *EtcdZone) parseFallthrough(c *caddy.Controller, args []string) error {
 		}
 	}
 	x.fall.SetZonesFromArgs(args)
-	x.fallWhere = where(c)
+	x.fallWhere = directive.Where(c)
 	return nil
 }
 
@@ -51,14 +53,14 @@ func (x *EtcdZone) startFallthrough(zones []*hosted) error {
 	}
 	kept := x.etcd.Zones[:0:0]
 	for _, name := range x.etcd.Zones {
-		if !slices.ContainsFunc(zones, func(z *hosted) bool { return inZone(name, z.name) }) {
+		if !slices.ContainsFunc(zones, func(z *hosted) bool { return dnsname.In(name, z.name) }) {
 			kept = append(kept, name)
 		}
 	}
 	x.etcd.Zones = kept
 	for _, name := range kept {
 		for _, z := range zones {
-			if inZone(z.name, name) && !x.etcd.Fall.Through(z.name) {
+			if dnsname.In(z.name, name) && !x.etcd.Fall.Through(z.name) {
 				log.Warningf(fallsToEtcd, x.fallWhere, z.name, name, name, z.name)
 			}
 		}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 )
 
 // placeFixed puts the records the Corefile adds into the zones they lie in:
@@ -18,20 +18,20 @@ import (
 func (x *EtcdZone) placeFixed(zones []*hosted) error {
 	in := byName(zones)
 	for _, d := range x.delegations {
-		z, _ := in.deepest(d.name)
+		_, z, _ := in.Deepest(d.name)
 		if z == nil || z.name == d.name {
 			return x.errorf(d.where, "%q: a delegation must lie below one of the zones %v", d.name, zoneNames(zones))
 		}
 		z.fixed["delegate "+d.name] = x.apex.NSSet(d.name, d.ns)
 		z.config.Cuts = append(z.config.Cuts, d.name)
 		for _, ns := range d.ns {
-			if inZone(ns, d.name) && !slices.ContainsFunc(x.glue, func(g glue) bool { return g.name == ns }) {
+			if dnsname.In(ns, d.name) && !slices.ContainsFunc(x.glue, func(g glue) bool { return g.name == ns }) {
 				return x.errorf(d.where, "%q lies inside %s: give its address with glue", ns, d.name)
 			}
 		}
 	}
 	for _, g := range x.glue {
-		z, _ := in.deepest(g.name)
+		_, z, _ := in.Deepest(g.name)
 		switch {
 		case z == nil:
 			return x.errorf(g.where, "%q: glue must lie inside one of the zones %v", g.name, zoneNames(zones))
@@ -41,7 +41,7 @@ func (x *EtcdZone) placeFixed(zones []*hosted) error {
 		z.fixed["glue "+g.name] = x.apex.AddressRecords(g.name, g.addrs)
 	}
 	for _, r := range x.rules {
-		if name := strings.TrimPrefix(r.Name, "*."); name != "@" && name != "*" && name != update.ChallengeLabel+"*" && !in.holds(name) {
+		if name := strings.TrimPrefix(r.Name, "*."); name != "@" && name != "*" && name != dnsname.Challenge+"*" && !in.Holds(name) {
 			return x.errorf(r.Where, "%q: update_allow's name must lie in one of the zones %v", r.Name, zoneNames(zones))
 		}
 	}
@@ -92,7 +92,7 @@ func (x *EtcdZone) warnLoaded(z *hosted, v *zone.Version) {
 		log.Warningf("zone %s loaded with no records: etcd (%s) holds no key at or below %s; check that the etcd plugin's zone and path are where external-dns writes (its --coredns-prefix), unless it has written nothing yet", z.name, x.client, z.apexKey)
 	}
 	for _, ns := range x.nameServers() {
-		if in, _ := x.byName.deepest(ns); in != z || len(v.Addresses(ns)) > 0 {
+		if _, in, _ := x.byName.Deepest(ns); in != z || len(v.Addresses(ns)) > 0 {
 			continue
 		}
 		if slices.ContainsFunc(x.glue, func(g glue) bool { return g.name == ns }) {

@@ -3,6 +3,7 @@ package etcdzone
 import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 )
 
 // follower is z as the follower of its keys in the etcd tree.
@@ -20,7 +21,7 @@ func (f follower) NewIndex() *zone.Index { return zone.NewIndex(f.z.fixed) }
 // a name in the zone. A key that can't be read is logged, counted, and
 // holds none.
 func (f follower) Accept(key string, src *zone.Source, err error) bool {
-	if err == nil && !inZone(src.Owner, f.z.name) {
+	if err == nil && !dnsname.In(src.Owner, f.z.name) {
 		err = errOutside
 	}
 	if err != nil {

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/coredns/caddy"
+	"github.com/globaladdr/globaladdr/internal/wait"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
@@ -129,7 +129,7 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 		log.Infof("zone %s loaded: %s, serial %d", z.name, recordCount(next.Count()), next.Serial.Value())
 		x.warnLoaded(z, next)
 		z.announceSoon()
-		signal(x.published)
+		wait.Signal(x.published)
 		return
 	}
 	if next.Serial != prev.Serial {
@@ -242,16 +242,7 @@ func (z *hosted) rejudgeSoon() {
 }
 
 // announceSoon has z's serial announced to the secondaries.
-func (z *hosted) announceSoon() { signal(z.serialMoved) }
-
-// signal puts a signal into ch, a channel of capacity 1, unless one waits
-// there already: the waiting one stands for both.
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
+func (z *hosted) announceSoon() { wait.Signal(z.serialMoved) }
 
 // rejudge builds z again after a change of the view's state (its global
 // addresses): a change of the zone when it shows the records otherwise (see
@@ -279,16 +270,4 @@ func (x *EtcdZone) state() *view.State {
 		return nil
 	}
 	return x.view.Current()
-}
-
-// inZone reports whether name is zone or below it, ignoring case.
-func inZone(name, zone string) bool {
-	n, l := len(name), len(zone)
-	switch {
-	case zone == ".":
-		return true
-	case n < l || !strings.EqualFold(name[n-l:], zone):
-		return false
-	}
-	return n == l || name[n-l-1] == '.'
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -207,11 +208,11 @@ func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 	if len(names) == 0 {
 		names = x.etcd.Zones
 	}
-	etcdZones := newZoneSet(x.etcd.Zones)
+	etcdZones := dnsname.Set(x.etcd.Zones)
 	var zones []*hosted
 	byName := make(map[string]*hosted, len(names))
 	for _, name := range names {
-		if !etcdZones.holds(name) {
+		if !etcdZones.Holds(name) {
 			return nil, x.errorf(x.where, "zone %s is not one of the etcd plugin's zones %v", name, x.etcd.Zones)
 		}
 		z := &hosted{

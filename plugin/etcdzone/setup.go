@@ -1,7 +1,6 @@
 package etcdzone
 
 import (
-	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -13,14 +12,12 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 
 	"github.com/miekg/dns"
 )
 
 const pluginName = "etcdzone"
-
-// maxTTL is the largest TTL or SOA timer RFC 2181 allows.
-const maxTTL = 1<<31 - 1
 
 func init() { plugin.Register(pluginName, setup) }
 
@@ -57,9 +54,9 @@ func parse(c *caddy.Controller) (*EtcdZone, error) {
 	}, updateLease: defaultUpdateLease, journalRecords: defaultJournalRecords, journalBytes: defaultJournalBytes}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
-			return nil, c.Errf("%s is given twice in this server block", pluginName)
+			return nil, directive.Twice(c, pluginName)
 		}
-		x.where = where(c)
+		x.where = directive.Where(c)
 		args, err := parseNames(c, c.RemainingArgs())
 		if err != nil {
 			return nil, err
@@ -76,6 +73,9 @@ func parse(c *caddy.Controller) (*EtcdZone, error) {
 
 // parseProperty reads one property of the directive's block.
 func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []string) error {
+	if etcdclient.IsProperty(property) {
+		return x.conn.Parse(c, property, args)
+	}
 	var err error
 	switch property {
 	case "ns":
@@ -114,9 +114,7 @@ func (x *EtcdZone) parseProperty(c *caddy.Controller, property string, args []st
 		x.journalRecords, x.journalBytes, err = parseJournal(c, args)
 	case "serial_key":
 		x.serialKey, err = parseKey(c, args)
-		x.serialKeyWhere = where(c)
-	case "endpoint", "tls", "credentials", "plaintext_credentials":
-		err = x.conn.Parse(c, property, args)
+		x.serialKeyWhere = directive.Where(c)
 	default:
 		var ok bool
 		if ok, err = x.parseDNSSEC(c, property, args); !ok {
@@ -185,7 +183,7 @@ func (x *EtcdZone) parseDelegate(c *caddy.Controller, args []string) error {
 	case slices.ContainsFunc(x.delegations, func(d delegation) bool { return d.name == names[0] }):
 		return c.Errf("%q is delegated twice", names[0])
 	}
-	x.delegations = append(x.delegations, delegation{name: names[0], ns: names[1:], where: where(c)})
+	x.delegations = append(x.delegations, delegation{name: names[0], ns: names[1:], where: directive.Where(c)})
 	return nil
 }
 
@@ -198,7 +196,7 @@ func (x *EtcdZone) parseGlue(c *caddy.Controller, args []string) error {
 	if err != nil {
 		return err
 	}
-	g := glue{name: name, where: where(c)}
+	g := glue{name: name, where: directive.Where(c)}
 	for _, arg := range strings.Fields(strings.Join(args[1:], " ")) {
 		a, err := netip.ParseAddr(arg)
 		if err != nil || a.Zone() != "" || a.Is4In6() {
@@ -240,7 +238,7 @@ func parseName(c *caddy.Controller, args []string) (string, error) {
 }
 
 // parseSeconds reads a TTL or SOA timer: seconds ("3600") or a Go duration
-// of whole seconds ("1h"), at least least and at most maxTTL seconds.
+// of whole seconds ("1h"), at least least and at most directive.MaxTTL seconds.
 func parseSeconds(c *caddy.Controller, property string, args []string, least uint32) (uint32, error) {
 	if len(args) != 1 {
 		return 0, c.ArgErr()
@@ -252,12 +250,8 @@ func parseSeconds(c *caddy.Controller, property string, args []string, least uin
 			s, err = uint64(d/time.Second), nil
 		}
 	}
-	if err != nil || s < uint64(least) || s > maxTTL {
-		return 0, c.Errf("%s %q is not a number of seconds from %d to %d", property, args[0], least, maxTTL)
+	if err != nil || s < uint64(least) || s > directive.MaxTTL {
+		return 0, c.Errf("%s %q is not a number of seconds from %d to %d", property, args[0], least, directive.MaxTTL)
 	}
 	return uint32(s), nil
 }
-
-// where returns the Corefile's file and line c is at, for the errors found
-// at start-up.
-func where(c *caddy.Controller) string { return fmt.Sprintf("%s:%d", c.File(), c.Line()) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/coredns/caddy"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 
 	"github.com/miekg/dns"
 )
@@ -23,7 +24,7 @@ func (x *EtcdZone) parseUpdateKeys(c *caddy.Controller, args []string) error {
 		err = c.Errf("update needs the names of TSIG keys")
 	}
 	for _, key := range keys {
-		x.rules = append(x.rules, update.ChallengeRule(key, where(c)))
+		x.rules = append(x.rules, update.ChallengeRule(key, directive.Where(c)))
 	}
 	return err
 }
@@ -37,7 +38,7 @@ func (x *EtcdZone) parseUpdateAllow(c *caddy.Controller, args []string) error {
 	if err != nil {
 		return err
 	}
-	r := update.Rule{Key: key, Name: strings.ToLower(args[1]), Where: where(c)}
+	r := update.Rule{Key: key, Name: strings.ToLower(args[1]), Where: directive.Where(c)}
 	if r.Name != "@" && r.Name != "*" {
 		name := strings.TrimPrefix(r.Name, "*.")
 		if strings.Contains(name, "*") {

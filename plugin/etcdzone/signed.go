@@ -87,7 +87,7 @@ func (x *EtcdZone) newSigners(zones []*hosted) error {
 	in := byName(zones)
 	for _, r := range d.ds {
 		name := r.ds.Hdr.Name
-		z, _ := in.deepest(name)
+		_, z, _ := in.Deepest(name)
 		if z == nil || !slices.Contains(z.config.Cuts, name) {
 			return x.errorf(r.where, "ds %s: not a delegation of the zones %v", name, zoneNames(zones))
 		}

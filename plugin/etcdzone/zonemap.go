@@ -3,50 +3,18 @@ package etcdzone
 import (
 	"strings"
 
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
+
 	"github.com/miekg/dns"
 )
 
-// zoneMap maps zone names, in lower case and fully qualified, to what each
-// zone holds. It finds the deepest zone of a name by walking up the name's
-// labels: as many lookups as the name has labels, however many zones it
-// holds, and no allocation for a name in lower case (every query asks).
-type zoneMap[T any] map[string]T
-
-// newZoneSet returns the zoneMap of names.
-func newZoneSet(names []string) zoneMap[bool] {
-	m := make(zoneMap[bool], len(names))
-	for _, name := range names {
-		m[strings.ToLower(dns.Fqdn(name))] = true
-	}
-	return m
-}
-
-// byName returns the zoneMap of zones.
-func byName(zones []*hosted) zoneMap[*hosted] {
-	m := make(zoneMap[*hosted], len(zones))
+// byName returns the zones by their names.
+func byName(zones []*hosted) dnsname.Zones[*hosted] {
+	m := make(dnsname.Zones[*hosted], len(zones))
 	for _, z := range zones {
 		m[strings.ToLower(z.name)] = z
 	}
 	return m
-}
-
-// deepest returns what the deepest of m's zones that holds name (name
-// itself, or a name above it) holds, and whether there is one.
-func (m zoneMap[T]) deepest(name string) (T, bool) {
-	name = strings.ToLower(dns.Fqdn(name))
-	for i, end := 0, name == "."; !end; i, end = dns.NextLabel(name, i) {
-		if v, ok := m[name[i:]]; ok {
-			return v, true
-		}
-	}
-	v, ok := m["."]
-	return v, ok
-}
-
-// holds reports whether name is one of m's zones or lies below one.
-func (m zoneMap[T]) holds(name string) bool {
-	_, ok := m.deepest(name)
-	return ok
 }
 
 // checkReach returns a start-up error when one of zones lies outside every
@@ -76,12 +44,12 @@ func (x *EtcdZone) checkReach(zones []*hosted) error {
 type reach struct {
 	// block holds the block's zones; above, them and every name above
 	// them.
-	block, above zoneMap[bool]
+	block, above dnsname.Zones[bool]
 }
 
 // newReach returns the reach of a server block of blockZones.
 func newReach(blockZones []string) reach {
-	r := reach{block: newZoneSet(blockZones), above: zoneMap[bool]{".": true}}
+	r := reach{block: dnsname.Set(blockZones), above: dnsname.Zones[bool]{".": true}}
 	for name := range r.block {
 		for i, end := 0, name == "."; !end; i, end = dns.NextLabel(name, i) {
 			r.above[name[i:]] = true
@@ -93,4 +61,4 @@ func newReach(blockZones []string) reach {
 // reaches reports whether a query of the block can ask for a name of zone
 // (lower case and fully qualified): zone lies at or below one of the
 // block's zones, or one of them lies below it.
-func (r reach) reaches(zone string) bool { return r.block.holds(zone) || r.above[zone] }
+func (r reach) reaches(zone string) bool { return r.block.Holds(zone) || r.above[zone] }

@@ -13,6 +13,7 @@ import (
 	"github.com/coredns/coredns/plugin/etcd"
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/marks"
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -80,7 +81,7 @@ func answersOutside(handlers []plugin.Handler, zones []string) bool {
 		}
 	}
 	for _, z := range zones {
-		if !slices.ContainsFunc(served, func(s string) bool { return dns.IsSubDomain(s, z) }) {
+		if !slices.ContainsFunc(served, func(s string) bool { return dnsname.In(z, s) }) {
 			return true
 		}
 	}
@@ -97,15 +98,10 @@ func (em *etcdMarks) stop() {
 }
 
 // covers reports whether name, a lower-case FQDN, is in the etcd plugin's
-// zones (lower-case FQDNs too). It runs for every record of every reply,
-// and does not allocate, unlike plugin.Zones.Matches.
+// zones. It runs for every record of every reply, and does not allocate,
+// unlike plugin.Zones.Matches.
 func (em *etcdMarks) covers(name string) bool {
-	for _, z := range em.etcd.Zones {
-		if z == "." || name == z || strings.HasSuffix(name, z) && name[len(name)-len(z)-1] == '.' {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(em.etcd.Zones, func(z string) bool { return dnsname.In(name, z) })
 }
 
 // withholds reports whether the view shows nothing at name, a question's

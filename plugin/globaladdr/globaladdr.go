@@ -15,6 +15,7 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/nonwriter"
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -39,7 +40,7 @@ type GlobalAddr struct {
 	sources *source.Set
 	// served holds the zones a backend answers as the view shows them
 	// (Serve); nil while none does.
-	served atomic.Pointer[map[string]bool]
+	served atomic.Pointer[dnsname.Zones[bool]]
 	// etcdMarks are the marks of the etcd plugin's tree, in a block whose
 	// etcd plugin answers without etcdzone; nil in any other. Set by start,
 	// before the block serves (the ready plugin may ask Ready before).

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -94,11 +95,11 @@ func (p *policy) judge(rr dns.RR) action {
 // read the challenge of a hidden name too, and what it holds, a token, is
 // public (the certificate's names are, in Certificate Transparency logs).
 func (p *policy) hidden(name string) bool {
-	if name == "" || isChallenge(name) {
+	if name == "" || dnsname.IsChallenge(name) {
 		return false
 	}
 	for _, h := range p.hide {
-		if below(name, h) {
+		if dnsname.In(name, h) {
 			return true
 		}
 	}
@@ -111,7 +112,7 @@ func (p *policy) hidden(name string) bool {
 // challenge's name is shown whatever its mark, as hidden says.
 func (p *policy) exposes(name string, m view.Mark) bool {
 	switch {
-	case isChallenge(name):
+	case dnsname.IsChallenge(name):
 		return true
 	case m == view.Withheld:
 		return false
@@ -122,7 +123,7 @@ func (p *policy) exposes(name string, m view.Mark) bool {
 // unmarked reports whether name is not shown because no backend marks its
 // records (expose marked; an answer not from an etcdzone zone has no mark).
 func (p *policy) unmarked(name string) bool {
-	return p.onlyMarked && name != "" && !isChallenge(name)
+	return p.onlyMarked && name != "" && !dnsname.IsChallenge(name)
 }
 
 // internalReverse reports whether name is the reverse-mapping name of an
@@ -148,28 +149,6 @@ func (p *policy) internalReverse(name string) bool {
 	return false
 }
 
-// challengeLabel is the first label of an ACME DNS-01 challenge's name
-// (RFC 8555, section 8.4).
-const challengeLabel = "_acme-challenge."
-
-// isChallenge reports whether name is an ACME challenge's name.
-func isChallenge(name string) bool {
-	return len(name) > len(challengeLabel) && strings.EqualFold(name[:len(challengeLabel)], challengeLabel)
-}
-
-// below reports whether name equals zone or lies below it, ignoring case.
-// Both are FQDNs; zone is lower-case.
-func below(name, zone string) bool {
-	if zone == "." {
-		return true
-	}
-	n := len(name) - len(zone)
-	if n < 0 || !strings.EqualFold(name[n:], zone) {
-		return false
-	}
-	return n == 0 || name[n-1] == '.'
-}
-
 // judgeAddr judges the address of an A (v4) or AAAA record.
 func (p *policy) judgeAddr(ip net.IP, v4 bool) action {
 	a, ok := addrOf(ip, v4)
@@ -185,7 +164,7 @@ func (p *policy) judgeAddr(ip net.IP, v4 bool) action {
 // isInternal reports whether a is internal: inside an internal range or a map
 // source. An IPv4-mapped IPv6 address is judged by its IPv4 address too.
 func (p *policy) isInternal(a netip.Addr) bool {
-	if p.lookupMap(a) >= 0 || containedIn(p.internal, a) {
+	if p.lookupMap(a) >= 0 || slices.ContainsFunc(p.internal, func(pr netip.Prefix) bool { return pr.Contains(a) }) {
 		return true
 	}
 	return a.Is4In6() && p.isInternal(a.Unmap())
@@ -213,16 +192,6 @@ func (p *policy) targets() []netip.Prefix {
 		to[i] = p.maps[i].target()
 	}
 	return to
-}
-
-// containedIn reports whether one of prefixes contains a.
-func containedIn(prefixes []netip.Prefix, a netip.Addr) bool {
-	for _, pr := range prefixes {
-		if pr.Contains(a) {
-			return true
-		}
-	}
-	return false
 }
 
 // registryPrefix starts every ownership record of external-dns's TXT registry.

@@ -13,15 +13,14 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 
+	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 
 	"github.com/miekg/dns"
 )
 
 const pluginName = "globaladdr"
-
-// maxTTL is the largest TTL RFC 2181 allows.
-const maxTTL = 1<<31 - 1
 
 func init() { plugin.Register(pluginName, setup) }
 
@@ -52,7 +51,7 @@ func (p placed) errorf(format string, args ...any) error {
 }
 
 func place(c *caddy.Controller, token string, prefix netip.Prefix) placed {
-	return placed{prefix: prefix, token: token, where: fmt.Sprintf("%s:%d", c.File(), c.Line())}
+	return placed{prefix: prefix, token: token, where: directive.Where(c)}
 }
 
 // parse reads the globaladdr directive of one server block.
@@ -67,7 +66,7 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 	)
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
-			return nil, c.Errf("%s is given twice in this server block", pluginName)
+			return nil, directive.Twice(c, pluginName)
 		}
 		for _, arg := range c.RemainingArgs() {
 			a, err := parseAddr(c, arg)
@@ -94,7 +93,7 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 				}
 			case "hide":
 				p.hide, err = parseHide(c, args, p.hide)
-			case "from", "every", "https_ca", "endpoint", "tls", "credentials", "plaintext_credentials":
+			case "from", "every", "https_ca":
 				if property == "from" && len(addrs) > 0 {
 					err = c.Errf("%q can't be mixed with ADDRESS arguments", property)
 				} else {
@@ -111,7 +110,11 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 				}
 				p.keepRegistry = true
 			default:
-				err = c.Errf("unknown property %q", property)
+				if etcdclient.IsProperty(property) {
+					err = sources.Parse(c, property, args)
+				} else {
+					err = c.Errf("unknown property %q", property)
+				}
 			}
 			if err != nil {
 				return nil, err
@@ -182,8 +185,8 @@ func parseTTL(c *caddy.Controller, args []string) (int64, error) {
 		return 0, argErr(c, "ttl needs one SECONDS")
 	}
 	ttl, err := strconv.ParseInt(args[0], 10, 64)
-	if err != nil || ttl < 0 || ttl > maxTTL {
-		return 0, c.Errf("ttl %q is not a number of seconds from 0 to %d", args[0], maxTTL)
+	if err != nil || ttl < 0 || ttl > directive.MaxTTL {
+		return 0, c.Errf("ttl %q is not a number of seconds from 0 to %d", args[0], directive.MaxTTL)
 	}
 	return ttl, nil
 }

@@ -2,10 +2,10 @@ package globaladdr
 
 import (
 	"context"
-	"strings"
 
 	"github.com/coredns/coredns/plugin"
 
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/view"
 
 	"github.com/miekg/dns"
@@ -26,10 +26,7 @@ func (g *GlobalAddr) Current() *view.State { return g.state.Load() }
 // zones down the chain and up again untouched, hidden names included (the
 // backend's zones hold none of them).
 func (g *GlobalAddr) Serve(zones []string) (undo func()) {
-	set := make(map[string]bool, len(zones))
-	for _, z := range zones {
-		set[strings.ToLower(dns.Fqdn(z))] = true
-	}
+	set := dnsname.Set(zones)
 	g.served.Store(&set)
 	return func() { g.served.CompareAndSwap(&set, nil) }
 }
@@ -83,26 +80,8 @@ func (g *GlobalAddr) servedZone(name string) string {
 	if set == nil {
 		return ""
 	}
-	if hasUpper(name) {
-		name = strings.ToLower(name)
-	}
-	for off, end := 0, false; !end; off, end = dns.NextLabel(name, off) {
-		if (*set)[name[off:]] {
-			return name[off:]
-		}
-	}
-	if (*set)["."] {
-		return "."
+	if zone, _, ok := set.Deepest(name); ok {
+		return zone
 	}
 	return ""
-}
-
-// hasUpper reports whether s has an ASCII upper-case letter.
-func hasUpper(s string) bool {
-	for i := range len(s) {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			return true
-		}
-	}
-	return false
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/coredns/coredns/plugin"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
+
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -55,9 +57,9 @@ func parse(c *caddy.Controller) (*Publish, error) {
 	p := &Publish{leaseDuration: defaultLeaseDuration, labels: map[string]string{}}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
-			return nil, c.Errf("%s is given twice in this server block", pluginName)
+			return nil, directive.Twice(c, pluginName)
 		}
-		p.where = fmt.Sprintf("%s:%d", c.File(), c.Line())
+		p.where = directive.Where(c)
 		p.block = blockOf(c.ServerBlockKeys[0])
 		p.zones = plugin.OriginsFromArgsOrServerBlock(c.RemainingArgs(), c.ServerBlockKeys)
 		for _, z := range p.zones {

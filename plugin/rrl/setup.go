@@ -8,6 +8,8 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
+
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 )
 
 const pluginName = "rrl"
@@ -68,7 +70,7 @@ func parse(c *caddy.Controller) (config, error) {
 	given := map[class]bool{}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
-			return cfg, c.Errf("%s is given twice in this server block", pluginName)
+			return cfg, directive.Twice(c, pluginName)
 		}
 		if args := c.RemainingArgs(); len(args) > 0 {
 			return cfg, c.Errf("%s takes no arguments, got %q", pluginName, args[0])

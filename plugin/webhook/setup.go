@@ -11,6 +11,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 )
 
 const pluginName = "webhook"
@@ -69,7 +70,7 @@ func parse(c *caddy.Controller) (*Webhook, error) {
 	remote := false
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
-			return nil, c.Errf("%s is given twice in this server block", pluginName)
+			return nil, directive.Twice(c, pluginName)
 		}
 		args := c.RemainingArgs()
 		switch len(args) {

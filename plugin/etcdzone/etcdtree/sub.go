@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/globaladdr/globaladdr/internal/wait"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -53,7 +54,7 @@ func (t *Tree) Join(group any, apexes []string, fs []Follower) []*Sub {
 	t.mu.Lock()
 	t.joining = append(t.joining, subs...)
 	t.mu.Unlock()
-	signal(t.kick)
+	wait.Signal(t.kick)
 	return subs
 }
 
@@ -67,7 +68,7 @@ func (s *Sub) Leave() {
 	s.t.mu.Lock()
 	s.t.leaving = append(s.t.leaving, s)
 	s.t.mu.Unlock()
-	signal(s.t.kick)
+	wait.Signal(s.t.kick)
 }
 
 // Rejudge has s's follower's Rejudge called, on the tree's goroutine,
@@ -78,7 +79,7 @@ func (s *Sub) Rejudge() {
 		s.t.rejudging = append(s.t.rejudging, s)
 		s.t.mu.Unlock()
 	}
-	signal(s.t.kick)
+	wait.Signal(s.t.kick)
 }
 
 // call calls f unless s left.
@@ -245,15 +246,6 @@ func holders(subs map[string][]*Sub, key string, f func(*Sub)) {
 			return
 		}
 		p = p[:i]
-	}
-}
-
-// signal puts a signal into ch, a channel of capacity 1, unless one waits
-// there already: the waiting one stands for both.
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
 	}
 }
 

@@ -6,6 +6,8 @@ package signer
 import (
 	"time"
 
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
+
 	"github.com/miekg/dns"
 )
 
@@ -80,7 +82,7 @@ func earliest(first uint32, sigs []dns.RR) uint32 {
 // delegation has the delegation's name.
 func (s *Signer) Encloser(name string) string {
 	c, ok := canonical(name)
-	if !ok || !inZone(c, s.origin) {
+	if !ok || !dnsname.In(c, s.origin) {
 		return s.origin
 	}
 	for p := c; p != s.origin; p = parent(p) {

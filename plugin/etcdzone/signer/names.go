@@ -73,6 +73,3 @@ func parent(name string) string {
 	}
 	return escapeStar(name[off:])
 }
-
-// inZone reports whether name is origin or below it.
-func inZone(name, origin string) bool { return dns.IsSubDomain(origin, name) }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
+
 	"github.com/miekg/dns"
 )
 
@@ -199,7 +201,7 @@ func (s *Signer) Apply(changes []RRset, now time.Time) (Diff, error) {
 	for _, c := range changes {
 		name, ok := canonical(c.Name)
 		switch {
-		case !ok || !inZone(name, s.origin):
+		case !ok || !dnsname.In(name, s.origin):
 			errs = append(errs, fmt.Errorf("%q: not a name of zone %s", c.Name, s.origin))
 			continue
 		case ownType(c.Type) || c.Type == dns.TypeDS && name == s.origin:
@@ -288,7 +290,7 @@ func (s *Signer) set(name string, t uint16, rrs []dns.RR, touched map[*node]map[
 	if t == dns.TypeNS && name != s.origin && (len(old) > 0) != (len(rrs) > 0) {
 		// A delegation came or went: what lies below it changes status.
 		for _, x := range s.nodes {
-			if x != n && inZone(x.name, name) {
+			if x != n && dnsname.In(x.name, name) {
 				touch(touched, x, 0)
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
+
 	"github.com/miekg/dns"
 )
 
@@ -30,12 +32,8 @@ type Rule struct {
 // ChallengeRule returns the rule of `update KEY`: TXT records of ACME
 // challenges, with a lease.
 func ChallengeRule(key, where string) Rule {
-	return Rule{Key: key, Name: ChallengeLabel + "*", Types: []uint16{dns.TypeTXT}, Lease: true, Where: where}
+	return Rule{Key: key, Name: dnsname.Challenge + "*", Types: []uint16{dns.TypeTXT}, Lease: true, Where: where}
 }
-
-// ChallengeLabel is the first label of an ACME DNS-01 challenge's name (RFC
-// 8555, section 8.4).
-const ChallengeLabel = "_acme-challenge."
 
 // permits reports whether r lets key change name's records of type t in
 // zone. A deletion of every type (ANY) needs a rule of every type (*).
@@ -56,8 +54,8 @@ func (r Rule) covers(zone, name string) bool {
 		return name == zone
 	case r.Name == "*":
 		return true
-	case r.Name == ChallengeLabel+"*":
-		return strings.HasPrefix(name, ChallengeLabel)
+	case r.Name == dnsname.Challenge+"*":
+		return strings.HasPrefix(name, dnsname.Challenge)
 	case strings.HasPrefix(r.Name, "*."):
 		return name != r.Name[2:] && dns.IsSubDomain(r.Name[2:], name)
 	}

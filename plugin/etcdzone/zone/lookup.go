@@ -8,6 +8,8 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/request"
 
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
+
 	"github.com/miekg/dns"
 )
 
@@ -222,7 +224,7 @@ func chased(ctx context.Context) int {
 // cut is the zone's own, not a referral.
 func (v *Version) cutAbove(name string, qtype uint16) *node {
 	for _, cut := range v.cuts {
-		if under(name, cut.name) && !(qtype == dns.TypeDS && name == cut.name) {
+		if dnsname.In(name, cut.name) && !(qtype == dns.TypeDS && name == cut.name) {
 			return cut
 		}
 	}
@@ -280,7 +282,7 @@ func (v *Version) additional(answer []dns.RR) []dns.RR {
 			continue
 		}
 		target = strings.ToLower(target)
-		if !under(target, v.z.Name) || slices.Contains(seen, target) {
+		if !dnsname.In(target, v.z.Name) || slices.Contains(seen, target) {
 			continue
 		}
 		seen = append(seen, target)

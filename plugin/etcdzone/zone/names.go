@@ -123,27 +123,6 @@ func (ns names) closestEncloser(name, origin string) string {
 	return origin
 }
 
-// under reports whether name is zone or lies below it; both lower case and
-// fully qualified. It is dns.IsSubDomain for the names of one zone, without
-// the allocation.
-func under(name, zone string) bool {
-	if !strings.HasSuffix(name, zone) {
-		return false
-	}
-	i := len(name) - len(zone) - 1 // the dot before zone, if any
-	if i < 0 || zone == "." {
-		return true
-	}
-	if name[i] != '.' {
-		return false
-	}
-	escapes := 0
-	for j := i - 1; j >= 0 && name[j] == '\\'; j-- {
-		escapes++
-	}
-	return escapes%2 == 0
-}
-
 // plain returns name, lower case, as the index holds names: an etcd key's
 // labels, which escape nothing. A query's name escapes the characters that
 // are special in a zone file (a\@b, \032); plain writes them as they are,

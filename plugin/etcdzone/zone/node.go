@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
+
 	"github.com/miekg/dns"
 )
 
@@ -96,7 +98,7 @@ func hasBelow(nodes []*node, name string) bool {
 	if found {
 		i++
 	}
-	return i < len(nodes) && under(nodes[i].name, name)
+	return i < len(nodes) && dnsname.In(nodes[i].name, name)
 }
 
 // compareNodeName compares n's name with name, in canonical order.

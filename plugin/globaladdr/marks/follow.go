@@ -7,6 +7,8 @@ import (
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 
+	"github.com/globaladdr/globaladdr/internal/wait"
+
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -36,10 +38,7 @@ func (m *Marks) Follow(ctx context.Context, c *clientv3.Client, failed func(erro
 			return
 		}
 		failed(err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(retry):
-		}
+		wait.For(ctx, retry)
 	}
 }
 

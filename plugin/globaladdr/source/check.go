@@ -3,6 +3,7 @@ package source
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 )
 
 // The reasons of coredns_globaladdr_source_refused_total: why a learned
@@ -70,7 +71,7 @@ func refusal(a netip.Addr, internal func(netip.Addr) bool) string {
 	switch {
 	case !a.IsValid() || a.Zone() != "" || a.Is4In6():
 		return RefusedReserved
-	case containedIn(documentation, a):
+	case slices.ContainsFunc(documentation, func(p netip.Prefix) bool { return p.Contains(a) }):
 		break
 	case cgnat.Contains(a):
 		return RefusedCGNAT
@@ -86,23 +87,13 @@ func refusal(a netip.Addr, internal func(netip.Addr) bool) string {
 		return RefusedUnspecified
 	case a.IsMulticast():
 		return RefusedMulticast
-	case a.Is4() && containedIn(reserved4, a), a.Is6() && (!global6.Contains(a) || containedIn(reserved6, a)):
+	case a.Is4() && slices.ContainsFunc(reserved4, func(p netip.Prefix) bool { return p.Contains(a) }), a.Is6() && (!global6.Contains(a) || slices.ContainsFunc(reserved6, func(p netip.Prefix) bool { return p.Contains(a) })):
 		return RefusedReserved
 	}
 	if internal(a) {
 		return RefusedInternal
 	}
 	return ""
-}
-
-// containedIn reports whether one of prefixes contains a.
-func containedIn(prefixes []netip.Prefix, a netip.Addr) bool {
-	for _, pr := range prefixes {
-		if pr.Contains(a) {
-			return true
-		}
-	}
-	return false
 }
 
 // refusalWords says in words why an address refused for reason can't be

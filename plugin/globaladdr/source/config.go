@@ -36,7 +36,7 @@ type Config struct {
 }
 
 // Parse reads property, one of from, every, https_ca and
-// etcdclient.Properties, with its arguments.
+// the etcd connection's (etcdclient.IsProperty), with its arguments.
 func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) error {
 	switch property {
 	case "from":
@@ -217,7 +217,7 @@ func (cfg *Config) conn() *etcdConn {
 }
 
 // configure returns the etcd connection for property, one of
-// etcdclient.Properties.
+// the etcd connection's (etcdclient.IsProperty).
 func (cfg *Config) configure(c *caddy.Controller, property string) *etcdConn {
 	if cfg.orphan == nil {
 		cfg.orphan = c.Errf("%q is for from etcd, and there is no from etcd line", property)

@@ -15,9 +15,9 @@ import (
 func Bare(c *caddy.Controller, name string) (where string, err error) {
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
-			return "", c.Errf("%s is given twice in this server block", name)
+			return "", Twice(c, name)
 		}
-		where = fmt.Sprintf("%s:%d", c.File(), c.Line())
+		where = Where(c)
 		if args := c.RemainingArgs(); len(args) > 0 {
 			return "", c.Errf("%s takes no arguments, got %q", name, args[0])
 		}
@@ -27,3 +27,16 @@ func Bare(c *caddy.Controller, name string) (where string, err error) {
 	}
 	return where, nil
 }
+
+// Twice is the error for the directive name given a second time in one
+// server block, at the token c is at.
+func Twice(c *caddy.Controller, name string) error {
+	return c.Errf("%s is given twice in this server block", name)
+}
+
+// Where returns the Corefile's file and line of the token c is at
+// ("Corefile:3"), as errors that are not the parser's name them.
+func Where(c *caddy.Controller) string { return fmt.Sprintf("%s:%d", c.File(), c.Line()) }
+
+// MaxTTL is the largest TTL, and SOA timer, a directive takes: RFC 2181's.
+const MaxTTL = 1<<31 - 1
