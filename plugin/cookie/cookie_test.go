@@ -108,6 +108,47 @@ func TestReplyCookie(t *testing.T) {
 	}
 }
 
+// TestReplyWrittenAsBytes checks that a reply a plugin below writes as
+// bytes gets its cookie too, and leaves as bytes.
+func TestReplyWrittenAsBytes(t *testing.T) {
+	const client = "2464c4abcf10c957"
+	w := &wireWriter{}
+	next := plugin.HandlerFunc(func(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		state := request.Request{W: w, Req: r}
+		state.SizeAndDo(m)
+		buf, err := m.Pack()
+		if err != nil {
+			return dns.RcodeServerFailure, err
+		}
+		_, err = w.Write(buf)
+		return dns.RcodeSuccess, err
+	})
+	if _, err := (&Cookie{Next: next, secret: testSecret}).ServeDNS(context.Background(), w, query(client)); err != nil {
+		t.Fatal(err)
+	}
+	r := new(dns.Msg)
+	if err := r.Unpack(w.wire); err != nil {
+		t.Fatalf("no reply written as bytes: %v", err)
+	}
+	if got := replyCookie(t, r); hex.EncodeToString(got[:clientCookieLen]) != client || len(got) != clientCookieLen+serverCookieLen {
+		t.Errorf("reply's cookie %x, want %s and a server cookie", got, client)
+	}
+}
+
+// wireWriter keeps the bytes written to it.
+type wireWriter struct {
+	test.ResponseWriter
+	wire []byte
+}
+
+// Write implements dns.ResponseWriter.
+func (w *wireWriter) Write(buf []byte) (int, error) {
+	w.wire = buf
+	return len(buf), nil
+}
+
 // TestMalformed checks that a COOKIE option of a length RFC 7873 section
 // 5.2.2 calls malformed gets FORMERR (written by the server) and goes no
 // further.

@@ -20,6 +20,24 @@ func (w *ResponseWriter) WriteMsg(m *dns.Msg) error {
 	return w.ResponseWriter.WriteMsg(m)
 }
 
+// Write implements dns.ResponseWriter. A reply handed over as bytes gets
+// its cookie like any other; one that cannot be read is not sent.
+func (w *ResponseWriter) Write(buf []byte) (int, error) {
+	m := new(dns.Msg)
+	if err := m.Unpack(buf); err != nil {
+		return 0, err
+	}
+	w.setCookie(m)
+	out, err := m.Pack()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := w.ResponseWriter.Write(out); err != nil {
+		return 0, err
+	}
+	return len(buf), nil
+}
+
 // setCookie gives m an OPT record of its own holding w's COOKIE option in
 // place of any other. The reply's OPT record may be the query's own (CoreDNS
 // reuses it), so it is copied rather than changed. A new record goes before

@@ -20,7 +20,7 @@ type ResponseWriter struct {
 
 // WriteMsg implements dns.ResponseWriter.
 func (w *ResponseWriter) WriteMsg(m *dns.Msg) error {
-	if t := m.IsTsig(); t == nil || (t.Error != dns.RcodeBadKey && t.Error != dns.RcodeBadSig) {
+	if !tsigError(m) {
 		return w.ResponseWriter.WriteMsg(m)
 	}
 	buf, err := unsigned(m, w.fudge, time.Now())
@@ -29,6 +29,26 @@ func (w *ResponseWriter) WriteMsg(m *dns.Msg) error {
 	}
 	_, err = w.ResponseWriter.Write(buf)
 	return err
+}
+
+// Write implements dns.ResponseWriter. A reply handed over as bytes is
+// written as WriteMsg writes it: as those bytes, unless its TSIG record
+// carries BADKEY or BADSIG; one that cannot be read is not sent.
+func (w *ResponseWriter) Write(buf []byte) (int, error) {
+	m := new(dns.Msg)
+	if err := m.Unpack(buf); err != nil {
+		return 0, err
+	}
+	if !tsigError(m) {
+		return w.ResponseWriter.Write(buf)
+	}
+	return len(buf), w.WriteMsg(m)
+}
+
+// tsigError reports whether m's TSIG record carries BADKEY or BADSIG.
+func tsigError(m *dns.Msg) bool {
+	t := m.IsTsig()
+	return t != nil && (t.Error == dns.RcodeBadKey || t.Error == dns.RcodeBadSig)
 }
 
 // unsigned packs a copy of m, whose last record is a TSIG record, with that

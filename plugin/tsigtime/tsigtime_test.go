@@ -183,3 +183,37 @@ func TestUnsignedPacksErrors(t *testing.T) {
 		t.Error("a TSIG record with a bad algorithm name packed")
 	}
 }
+
+// TestErrorWrittenAsBytes checks a reply that a plugin below writes as
+// bytes: one whose TSIG record carries BADSIG is packed by tsigtime, stamped
+// now; any other leaves as the bytes it was.
+func TestErrorWrittenAsBytes(t *testing.T) {
+	for _, tsigErr := range []uint16{dns.RcodeBadSig, dns.RcodeSuccess} {
+		q := signedQuery(keyName, time.Now())
+		reply := new(dns.Msg)
+		reply.SetReply(q)
+		reply.SetTsig(keyName, dns.HmacSHA256, 300, 0)
+		reply.IsTsig().Error = tsigErr
+		buf, err := reply.Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		backend := plugin.HandlerFunc(func(_ context.Context, w dns.ResponseWriter, _ *dns.Msg) (int, error) {
+			_, err := w.Write(buf)
+			return dns.RcodeSuccess, err
+		})
+		w := &writer{}
+		before := time.Now().Unix()
+		if _, err := (TSIGTime{Next: backend}).ServeDNS(context.Background(), w, q); err != nil {
+			t.Fatal(err)
+		}
+		r := new(dns.Msg)
+		if err := r.Unpack(w.wire); err != nil {
+			t.Fatalf("TSIG error %s: no reply written as bytes: %v", dns.RcodeToString[int(tsigErr)], err)
+		}
+		signed := int64(r.IsTsig().TimeSigned)
+		if stamped := signed >= before; stamped != (tsigErr == dns.RcodeBadSig) {
+			t.Errorf("TSIG error %s: time signed %d, stamped now: %v", dns.RcodeToString[int(tsigErr)], signed, stamped)
+		}
+	}
+}
