@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/globaladdr/globaladdr/internal/testpki"
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	clientv3 "go.etcd.io/etcd/client/v3"

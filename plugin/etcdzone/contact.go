@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 )
 
 // watchContact keeps the zones' metric of the time since they last heard

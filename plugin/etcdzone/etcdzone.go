@@ -28,12 +28,12 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/upstream"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/request"
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -89,7 +89,7 @@ type EtcdZone struct {
 	// with other blocks of its instance; client is its connection to etcd.
 	tree   *sharedTree
 	client *etcdclient.Client
-	view   view.View
+	view   horizon.View
 	// stamps keeps the zones' stamps (see package stamp); nil when the
 	// block transfers nothing.
 	stamps *stamp.Keeper
@@ -116,9 +116,9 @@ func (x *EtcdZone) Name() string { return pluginName }
 // change is in the answers at once, a deleted record gone at once.
 func (x *EtcdZone) CacheBypassZones() []string { return x.ServedZones() }
 
-var _ view.Backend = (*EtcdZone)(nil)
+var _ horizon.Backend = (*EtcdZone)(nil)
 
-// ServedZones implements view.Backend: the zones the Corefile names, else
+// ServedZones implements horizon.Backend: the zones the Corefile names, else
 // the etcd plugin's. The block's chain must be built.
 func (x *EtcdZone) ServedZones() []string {
 	if len(x.zoneNames) > 0 {

@@ -22,7 +22,7 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -429,9 +429,9 @@ func TestForeignUpdate(t *testing.T) {
 }
 
 // revisionView is a view whose global addresses were written at rev.
-type revisionView struct{ state *view.State }
+type revisionView struct{ state *horizon.State }
 
-func (v revisionView) Current() *view.State             { return v.state }
+func (v revisionView) Current() *horizon.State          { return v.state }
 func (v revisionView) Subscribe(func()) func()          { return func() {} }
 func (v revisionView) Serve([]string) (undo func())     { return func() {} }
 func (v revisionView) Judged(context.Context, []dns.RR) {}
@@ -455,7 +455,7 @@ func TestRejudgeMovesSerial(t *testing.T) {
 		global string
 		moves  bool
 	}{{50, "203.0.113.1", false}, {50, "203.0.113.2", true}, {50, "203.0.113.2", false}, {150, "203.0.113.3", true}} {
-		x.view = revisionView{&view.State{Revision: tc.rev, Rules: "global " + tc.global, Show: func(rrs []dns.RR) []dns.RR {
+		x.view = revisionView{&horizon.State{Revision: tc.rev, Rules: "global " + tc.global, Show: func(rrs []dns.RR) []dns.RR {
 			global := dns.Copy(rrs[0]).(*dns.A)
 			global.A = net.ParseIP(tc.global)
 			return []dns.RR{global}

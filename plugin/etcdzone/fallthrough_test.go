@@ -17,7 +17,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/setuptest"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -106,7 +106,7 @@ func (fallView) Fallthrough(_ context.Context, w dns.ResponseWriter, r *dns.Msg,
 func TestFallthroughView(t *testing.T) {
 	s := startTestEtcd(t, zoneRecords...)
 	x := newTestPlugin(t, s)
-	x.view = fallView{revisionView{&view.State{Show: func(rrs []dns.RR) []dns.RR {
+	x.view = fallView{revisionView{&horizon.State{Show: func(rrs []dns.RR) []dns.RR {
 		return slices.DeleteFunc(slices.Clone(rrs), func(rr dns.RR) bool { return rr.Header().Rrtype == dns.TypeTXT })
 	}}}}
 	runTestZone(t, x)

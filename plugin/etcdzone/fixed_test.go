@@ -10,7 +10,7 @@ import (
 
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -26,7 +26,7 @@ func TestWarnLoaded(t *testing.T) {
 	nsHost := &zone.Source{Key: "/skydns/com/example/ns1/1", Owner: "ns1.example.com.", RRs: []dns.RR{test.A("ns1.example.com. 300 IN A 192.0.2.10")}}
 	private := []glue{{name: "ns1.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.168.0.10")}}}
 	public := []glue{{name: "ns1.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10")}}}
-	dropsPrivate := &view.State{Show: func(rrs []dns.RR) []dns.RR {
+	dropsPrivate := &horizon.State{Show: func(rrs []dns.RR) []dns.RR {
 		var out []dns.RR
 		for _, rr := range rrs {
 			if a, ok := rr.(*dns.A); !ok || !a.A.IsPrivate() {
@@ -44,7 +44,7 @@ func TestWarnLoaded(t *testing.T) {
 		name    string
 		sources []*zone.Source
 		glue    []glue
-		st      *view.State
+		st      *horizon.State
 		want    []string
 	}{
 		{"empty, no glue", nil, nil, nil, []string{empty, noAddr}},

@@ -13,7 +13,7 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -83,7 +83,7 @@ var errOutside = errors.New("its name is outside the zone")
 // zone's) waits for the tree to hold every change of the zone's keys up to
 // its stamp's revision: until then the zone stays as it was.
 func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
-	var st *view.State
+	var st *horizon.State
 	if x.view != nil {
 		if st = x.view.Current(); st == nil {
 			x.setSerial(z, s)
@@ -155,7 +155,7 @@ const stampRetry = 100 * time.Millisecond
 // ready. Without a stamp (a block that transfers nothing, or one that etcd
 // did not take) it is s, which zone.Build moves by one if the records
 // changed.
-func (x *EtcdZone) stamped(z *hosted, st *view.State, s zone.Serial) (next zone.Serial, vouched, ready bool) {
+func (x *EtcdZone) stamped(z *hosted, st *horizon.State, s zone.Serial) (next zone.Serial, vouched, ready bool) {
 	if x.stamps == nil {
 		return s, false, true
 	}
@@ -181,7 +181,7 @@ func (x *EtcdZone) stamped(z *hosted, st *view.State, s zone.Serial) (next zone.
 
 // stampText returns z's stamp at the view's state st: what makes the zone
 // besides etcd's records.
-func (x *EtcdZone) stampText(z *hosted, st *view.State) string {
+func (x *EtcdZone) stampText(z *hosted, st *horizon.State) string {
 	apex := z.config.Apex
 	sz := stamp.Zone{
 		Program: caddy.AppVersion,
@@ -265,7 +265,7 @@ func (x *EtcdZone) rejudge(z *hosted) {
 
 // state returns the view's current state; nil when the block has no view
 // or the view has none yet.
-func (x *EtcdZone) state() *view.State {
+func (x *EtcdZone) state() *horizon.State {
 	if x.view == nil {
 		return nil
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -63,7 +63,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	if err == nil {
 		err = x.startFallthrough(zones)
 	}
-	x.view = view.Of(cfg.Handlers())
+	x.view = horizon.Of(cfg.Handlers())
 	unclaim := func() {}
 	if err == nil {
 		unclaim, err = x.newStamps(zones)

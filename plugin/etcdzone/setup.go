@@ -10,9 +10,9 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 
 	"github.com/miekg/dns"
 )

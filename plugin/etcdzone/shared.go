@@ -7,9 +7,9 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/plugin/etcd"
 	"github.com/coredns/coredns/plugin/etcd/msg"
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 )

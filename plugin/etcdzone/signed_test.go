@@ -14,7 +14,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/internal/prereq"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -36,7 +36,7 @@ func TestSignedCNAMELoopAcrossZones(t *testing.T) {
 	x := newTestPlugin(t, s, "example.com.", "example.org.")
 	x.etcd.Zones = []string{"example.com.", "example.org."}
 	x.dnssec = dnssecConfig{keys: []string{dir}, where: t.Name()}
-	x.view = revisionView{&view.State{Show: func(rrs []dns.RR) []dns.RR { return rrs }}}
+	x.view = revisionView{&horizon.State{Show: func(rrs []dns.RR) []dns.RR { return rrs }}}
 	zones := setZones(t, x)
 	if err := x.newSigners(zones); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -22,7 +22,7 @@ import (
 // and can run a hook at the first Current after a change (see change).
 type globalView struct {
 	mu    sync.Mutex
-	state *view.State
+	state *horizon.State
 	hook  func()
 }
 
@@ -34,7 +34,7 @@ func (v *globalView) change(global string, hook func()) {
 	v.state, v.hook = globalState(global), hook
 }
 
-func (v *globalView) Current() *view.State {
+func (v *globalView) Current() *horizon.State {
 	v.mu.Lock()
 	st, hook := v.state, v.hook
 	v.hook = nil
@@ -53,8 +53,8 @@ func (v *globalView) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *d
 }
 
 // globalState is the state of a view that shows every A record at global.
-func globalState(global string) *view.State {
-	return &view.State{Rules: "global " + global + "\n", Show: func(rrs []dns.RR) []dns.RR {
+func globalState(global string) *horizon.State {
+	return &horizon.State{Rules: "global " + global + "\n", Show: func(rrs []dns.RR) []dns.RR {
 		out := make([]dns.RR, len(rrs))
 		for i, rr := range rrs {
 			out[i] = rr
@@ -81,7 +81,7 @@ func stampedHosts() []externaldns.Record {
 // startStamped starts following example.com on s as a block that transfers
 // (its stamps under prefix) in the view v, on a server of its own (another
 // process's, as far as the serials kept across reloads go).
-func startStamped(t *testing.T, s *etcdtest.Server, v view.View, prefix, server string) *EtcdZone {
+func startStamped(t *testing.T, s *etcdtest.Server, v horizon.View, prefix, server string) *EtcdZone {
 	t.Helper()
 	x := newTestPlugin(t, s)
 	x.view = v

@@ -79,7 +79,7 @@ func (m *mapping) translate(a netip.Addr, to netip.Prefix) net.IP {
 // addresses, in the form DNS records carry them, and what each map
 // translates into. It is never changed once published, a map's prefix
 // learned from a source included: a new state replaces it, so that an
-// answer, a zone transfer and a view.State are each shown with one state
+// answer, a zone transfer and a horizon.State are each shown with one state
 // throughout, the one their Rules describe.
 type globals struct {
 	v4, v6 []net.IP

@@ -14,7 +14,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/marks"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -42,7 +42,7 @@ var errMarksUnknown = errors.New("the exposure marks of the etcd plugin's tree a
 // followMarks starts following the marks of the zones of cfg's etcd
 // plugin, over its own connection, when the block has one and it answers
 // names outside the zones of the block's backends that build them as the
-// view shows them (view.Backend).
+// view shows them (horizon.Backend).
 func followMarks(cfg *dnsserver.Config, servers []string) *etcdMarks {
 	e, ok := cfg.Handler("etcd").(*etcd.Etcd)
 	if !ok || e.Client == nil || !answersOutside(cfg.Handlers(), e.Zones) {
@@ -76,7 +76,7 @@ func followMarks(cfg *dnsserver.Config, servers []string) *etcdMarks {
 func answersOutside(handlers []plugin.Handler, zones []string) bool {
 	var served []string
 	for _, h := range handlers {
-		if b, ok := h.(view.Backend); ok {
+		if b, ok := h.(horizon.Backend); ok {
 			served = append(served, b.ServedZones()...)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -34,7 +34,7 @@ type GlobalAddr struct {
 	addrs atomic.Pointer[globals]
 	// state is the view at addrs (Current); nil until its global addresses
 	// are known.
-	state atomic.Pointer[view.State]
+	state atomic.Pointer[horizon.State]
 	// sources keeps addrs up to date from the from sources and the maps'
 	// sources; nil when the Corefile gives the addresses and the maps.
 	sources *source.Set

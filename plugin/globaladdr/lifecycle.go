@@ -8,9 +8,9 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
 
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 
@@ -49,13 +49,13 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 }
 
 // marksNames reports whether a backend of cfg's block marks its names:
-// etcdzone (a view.Backend), or the etcd plugin, whose marks the view reads.
+// etcdzone (a horizon.Backend), or the etcd plugin, whose marks the view reads.
 func marksNames(cfg *dnsserver.Config) bool {
 	if _, ok := cfg.Handler("etcd").(*etcd.Etcd); ok {
 		return true
 	}
 	return slices.ContainsFunc(cfg.Handlers(), func(h plugin.Handler) bool {
-		_, ok := h.(view.Backend)
+		_, ok := h.(horizon.Backend)
 		return ok
 	})
 }
@@ -76,7 +76,7 @@ func (g *GlobalAddr) use(addrs *globals, rev int64) {
 	if !addrs.known {
 		return
 	}
-	g.state.Store(&view.State{Revision: rev, Rules: g.policy.rules(addrs), Exposes: g.policy.exposes, Show: func(rrs []dns.RR) []dns.RR {
+	g.state.Store(&horizon.State{Revision: rev, Rules: g.policy.rules(addrs), Exposes: g.policy.exposes, Show: func(rrs []dns.RR) []dns.RR {
 		var t tally
 		out, _ := g.policy.section(rrs, g.policy.firstChange(rrs), addrs, &t) // addrs is known: no error
 		return out
@@ -95,9 +95,9 @@ func (g *GlobalAddr) stop() error {
 	return g.sources.Stop()
 }
 
-// Subscribe implements view.View: it registers f to be called each time a
+// Subscribe implements horizon.View: it registers f to be called each time a
 // from source delivered new global addresses, or the same ones written again
-// in etcd (view.State.Revision), and each time a map's source gave a new
+// in etcd (horizon.State.Revision), and each time a map's source gave a new
 // prefix; addresses and maps given in the Corefile never change while the
 // server runs. f is called after the new addresses or prefix are in use, on
 // the goroutine of the source that read them, so it must return at once:

@@ -16,7 +16,7 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 	dto "github.com/prometheus/client_model/go"
@@ -133,7 +133,7 @@ func testStateIsASnapshot(t *testing.T, subscribed bool) {
 	// has taken it into use.
 	heard := make(chan struct{}, 10)
 	g.sources.Subscribe(func(source.Value) { heard <- struct{}{} })
-	mapsTo := func(to string) *view.State {
+	mapsTo := func(to string) *horizon.State {
 		t.Helper()
 		for {
 			if st := g.Current(); strings.Contains(st.Rules, "map fd00:0:0:1::/64 "+to+"\n") {
@@ -148,7 +148,7 @@ func testStateIsASnapshot(t *testing.T, subscribed bool) {
 	}
 	// shows checks that st shows app's address in want, the prefix its
 	// Rules map into.
-	shows := func(st *view.State, want string) {
+	shows := func(st *horizon.State, want string) {
 		t.Helper()
 		if !strings.Contains(st.Rules, "map fd00:0:0:1::/64 "+want+"\n") {
 			t.Errorf("the state's Rules map into another prefix than %s:\n%s", want, st.Rules)

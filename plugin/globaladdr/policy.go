@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -107,17 +107,17 @@ func (p *policy) hidden(name string) bool {
 }
 
 // exposes reports whether the view shows the records of name, marked m (by
-// external-dns's webhook intake; see view.Mark), at all: never when marked
+// external-dns's webhook intake; see horizon.Mark), at all: never when marked
 // withheld, and, with expose marked, only when marked exposed. An ACME
 // challenge's name is shown whatever its mark, as hidden says.
-func (p *policy) exposes(name string, m view.Mark) bool {
+func (p *policy) exposes(name string, m horizon.Mark) bool {
 	switch {
 	case dnsname.IsChallenge(name):
 		return true
-	case m == view.Withheld:
+	case m == horizon.Withheld:
 		return false
 	}
-	return m == view.Exposed || !p.onlyMarked
+	return m == horizon.Exposed || !p.onlyMarked
 }
 
 // unmarked reports whether name is not shown because no backend marks its
@@ -253,7 +253,7 @@ func (p *policy) overlapsInternal(pr netip.Prefix) bool {
 }
 
 // rules returns, in lines of text, what the view does at addrs, a known
-// state of the global addresses: view.State.Rules. A map's prefix learned
+// state of the global addresses: horizon.State.Rules. A map's prefix learned
 // from a source is the one addrs holds.
 func (p *policy) rules(addrs *globals) string {
 	var b strings.Builder

@@ -13,9 +13,9 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
 	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 
 	"github.com/miekg/dns"
 )
@@ -237,7 +237,7 @@ func parseMap(c *caddy.Controller, args []string, sources *source.Config) (mappi
 }
 
 // parseExpose reads "expose marked|unmarked": whether the view shows only
-// the names marked exposed (view.Mark).
+// the names marked exposed (horizon.Mark).
 func parseExpose(c *caddy.Controller, args []string) (onlyMarked bool, err error) {
 	if len(args) != 1 || (args[0] != "marked" && args[0] != "unmarked") {
 		return false, argErr(c, "expose needs marked or unmarked")

@@ -6,7 +6,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -14,15 +14,15 @@ import (
 // The plugin is the external view of its server block for a backend that
 // holds its zones in memory (etcdzone): the backend builds each zone as the
 // view shows it, and the plugin passes the answers of those zones through.
-var _ view.View = (*GlobalAddr)(nil)
+var _ horizon.View = (*GlobalAddr)(nil)
 
-// Current implements view.View: the external view at the global addresses
+// Current implements horizon.View: the external view at the global addresses
 // in use; nil while a from source has not delivered any. Without from
 // sources and global addresses (map alone), an internal address that no map
 // covers has nothing to become, and goes.
-func (g *GlobalAddr) Current() *view.State { return g.state.Load() }
+func (g *GlobalAddr) Current() *horizon.State { return g.state.Load() }
 
-// Serve implements view.View: the plugin passes the answers for names in
+// Serve implements horizon.View: the plugin passes the answers for names in
 // zones down the chain and up again untouched, hidden names included (the
 // backend's zones hold none of them).
 func (g *GlobalAddr) Serve(zones []string) (undo func()) {
@@ -31,7 +31,7 @@ func (g *GlobalAddr) Serve(zones []string) (undo func()) {
 	return func() { g.served.CompareAndSwap(&set, nil) }
 }
 
-// Judged implements view.View: it counts what the view did to rrs, the
+// Judged implements horizon.View: it counts what the view did to rrs, the
 // records of a question's name and type as the backend holds them, as the
 // rewrite counts what it does to an answer: rewritten, dropped, hidden,
 // ownership records. The backend's zone already showed them so; this only
@@ -48,7 +48,7 @@ func (g *GlobalAddr) Judged(ctx context.Context, rrs []dns.RR) {
 	t.report(ctx)
 }
 
-// Fallthrough implements view.View: a question of a zone a backend serves
+// Fallthrough implements horizon.View: a question of a zone a backend serves
 // (Serve) that the backend leaves to the plugins after it, next, is judged
 // as those of the block's other backends are: a hidden name is answered
 // NXDOMAIN with the SOA of the backend's zone (asked at its apex: the name

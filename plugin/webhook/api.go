@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 	"github.com/globaladdr/globaladdr/plugin/webhook/records"
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 )
@@ -75,9 +75,9 @@ func (w *Webhook) apply(rw http.ResponseWriter, r *http.Request) {
 	}
 	for _, eps := range [][]*wire.Endpoint{ch.UpdateNew, ch.Create} {
 		for _, ep := range eps {
-			if v, ok := ep.Property(view.MarkProperty); ok {
-				if _, valid := view.ParseMark(v); !valid {
-					log.Warningf("%s %s: %s is %q, neither \"true\" nor \"false\": it is kept out of the external view", ep.DNSName, ep.RecordType, view.MarkProperty, v)
+			if v, ok := ep.Property(horizon.MarkProperty); ok {
+				if _, valid := horizon.ParseMark(v); !valid {
+					log.Warningf("%s %s: %s is %q, neither \"true\" nor \"false\": it is kept out of the external view", ep.DNSName, ep.RecordType, horizon.MarkProperty, v)
 				}
 			}
 		}

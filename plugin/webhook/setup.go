@@ -10,8 +10,8 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/plugin"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 )
 
 const pluginName = "webhook"

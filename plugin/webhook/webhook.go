@@ -1,7 +1,7 @@
 // Package webhook is the webhook plugin: external-dns's webhook provider
 // API, served beside a server block, writing the records external-dns
 // manages into etcd as its in-tree coredns provider does (see package
-// records), with the exposure mark its annotation gives (view.Mark).
+// records), with the exposure mark its annotation gives (horizon.Mark).
 package webhook
 
 import (
@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/webhook/records"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/lockedbuf"
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 )

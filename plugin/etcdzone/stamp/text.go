@@ -23,7 +23,7 @@ type Zone struct {
 	// serial 0) and NS set, and the delegations' NS, glue and DS records.
 	Records []dns.RR
 	// View is the rules of the view the zone is shown in (see
-	// view.State.Rules), "" without one.
+	// horizon.State.Rules), "" without one.
 	View string
 	// Signing says with which keys the zone is signed and when the
 	// signatures were made, "" when it is not signed: each signing makes

@@ -4,7 +4,7 @@ import (
 	"iter"
 	"slices"
 
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -29,7 +29,7 @@ type Index struct {
 func NewIndex(fixed map[string][]dns.RR) *Index {
 	idx := &Index{owners: map[string]*Source{}, more: map[string][]*Source{}}
 	for name, rrs := range fixed {
-		idx.Put(nil, &Source{Key: name, Owner: rrs[0].Header().Name, RRs: rrs, Mark: view.Exposed}, nil)
+		idx.Put(nil, &Source{Key: name, Owner: rrs[0].Header().Name, RRs: rrs, Mark: horizon.Exposed}, nil)
 	}
 	return idx
 }
@@ -40,7 +40,7 @@ func NewIndex(fixed map[string][]dns.RR) *Index {
 type Source struct {
 	Key, Owner string
 	RRs        []dns.RR
-	Mark       view.Mark
+	Mark       horizon.Mark
 }
 
 // Put replaces the source old by next: either may be nil (none), and old
@@ -122,14 +122,14 @@ func (idx *Index) sources(owner string) iter.Seq[*Source] {
 	}
 }
 
-// mark returns the mark of owner's records: view.Join of its sources'.
-func (idx *Index) mark(owner string) view.Mark {
-	m, first := view.Unmarked, true
+// mark returns the mark of owner's records: horizon.Join of its sources'.
+func (idx *Index) mark(owner string) horizon.Mark {
+	m, first := horizon.Unmarked, true
 	for s := range idx.sources(owner) {
 		if first {
 			m, first = s.Mark, false
 		} else {
-			m = view.Join(m, s.Mark)
+			m = horizon.Join(m, s.Mark)
 		}
 	}
 	return m

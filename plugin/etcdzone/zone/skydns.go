@@ -11,7 +11,7 @@ import (
 
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/pkg/dnsutil"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -32,7 +32,7 @@ const (
 // Decode returns the source the value of the etcd key is: its records, at
 // their owner name, the key's name without the labels its targetstrip says
 // are not part of it (external-dns stores each target under a random label
-// below the name), and its mark (view.MarkField; a value that is neither
+// below the name), and its mark (horizon.MarkField; a value that is neither
 // "true" nor "false" withholds it, as the webhook intake that stores it
 // logs). They are made as the etcd plugin makes them, with the TTL it gives
 // them (ttl gives it, by the etcd plugin's rules; see serviceRecords). The
@@ -58,7 +58,7 @@ func Decode(key string, value []byte, ttl func(*msg.Service) uint32) (*Source, e
 	}
 	src := &Source{Key: key, Owner: owner, RRs: rrs}
 	if v.Mark != nil {
-		src.Mark, _ = view.ParseMark(*v.Mark)
+		src.Mark, _ = horizon.ParseMark(*v.Mark)
 	}
 	return src, nil
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/coredns/coredns/plugin/etcd/msg"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -59,16 +59,16 @@ func TestEncode(t *testing.T) {
 	}
 }
 
-// TestDecodeMark checks that a value's mark field, view.MarkField, makes
+// TestDecodeMark checks that a value's mark field, horizon.MarkField, makes
 // its source's mark, a value neither "true" nor "false" withholding it.
 func TestDecodeMark(t *testing.T) {
-	for mark, want := range map[string]view.Mark{
-		``:              view.Unmarked,
-		`,"%s":"true"`:  view.Exposed,
-		`,"%s":"false"`: view.Withheld,
-		`,"%s":"yes"`:   view.Withheld,
+	for mark, want := range map[string]horizon.Mark{
+		``:              horizon.Unmarked,
+		`,"%s":"true"`:  horizon.Exposed,
+		`,"%s":"false"`: horizon.Withheld,
+		`,"%s":"yes"`:   horizon.Withheld,
 	} {
-		value := `{"host":"192.0.2.1","targetstrip":1` + strings.ReplaceAll(mark, "%s", view.MarkField) + `}`
+		value := `{"host":"192.0.2.1","targetstrip":1` + strings.ReplaceAll(mark, "%s", horizon.MarkField) + `}`
 		src, err := Decode("/skydns/com/example/app/1a2b3c4d", []byte(value), func(*msg.Service) uint32 { return 300 })
 		if err != nil || src.Mark != want || src.Owner != "app.example.com." {
 			t.Errorf("%s: %+v %v, want mark %d", value, src, err, want)

@@ -16,7 +16,7 @@ import (
 	"slices"
 
 	"github.com/coredns/coredns/request"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -48,7 +48,7 @@ type Version struct {
 	Serial Serial
 	// State is the view's state the records were judged at; nil without
 	// a view.
-	State *view.State
+	State *horizon.State
 
 	z *Zone
 	// soaSet holds the SOA record alone (the Authority section of a
@@ -90,7 +90,7 @@ type Delta struct {
 // move, and at the view's state st: the records of the owner names changed
 // are built again from idx (all of them when changed is nil), the others'
 // are prev's. It also returns what changed since prev.
-func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view.State, s Serial) (*Version, Delta) {
+func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *horizon.State, s Serial) (*Version, Delta) {
 	next := &Version{z: z, State: st}
 	if prev == nil || changed == nil {
 		next.nodes, next.withheld = z.nodes(idx, idx.ownerNames(z.Name), st)
@@ -129,7 +129,7 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *view
 // which always exists.
 // It also returns, by owner name, the records as the index has them of each
 // owner with records none of which st shows, ordered by type.
-func (z *Zone) nodes(idx *Index, owners []string, st *view.State) (out []*node, withheld map[string][]dns.RR) {
+func (z *Zone) nodes(idx *Index, owners []string, st *horizon.State) (out []*node, withheld map[string][]dns.RR) {
 	out = make([]*node, 0, len(owners))
 	for _, owner := range owners {
 		rrs := idx.records(owner) // in a slice of their own

@@ -5,15 +5,15 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
 
 // externalView is a view in the way of globaladdr's: an address in
 // 10.0.0.0/8 becomes the global addresses, a TXT record is withheld.
-func externalView(globals ...string) *view.State {
-	return &view.State{Show: func(rrs []dns.RR) []dns.RR {
+func externalView(globals ...string) *horizon.State {
+	return &horizon.State{Show: func(rrs []dns.RR) []dns.RR {
 		var out []dns.RR
 		for _, rr := range rrs {
 			switch rr := rr.(type) {
@@ -141,22 +141,22 @@ func TestJudged(t *testing.T) {
 // exposed. The internal view (no state) shows every name.
 func TestViewMarks(t *testing.T) {
 	idx := NewIndex(map[string][]dns.RR{"glue": {mustRR(t, "ns1.example.com. 300 IN A 192.0.2.53")}})
-	put := func(key, text string, m view.Mark) {
+	put := func(key, text string, m horizon.Mark) {
 		rr := mustRR(t, text)
 		idx.Put(nil, &Source{Key: key, Owner: rr.Header().Name, RRs: []dns.RR{rr}, Mark: m}, nil)
 	}
-	put("/1", "grafana.example.com. 300 IN A 192.0.2.1", view.Withheld)
-	put("/2", "grafana.example.com. 300 IN AAAA 2001:db8::1", view.Unmarked)
-	put("/3", "www.example.com. 300 IN A 192.0.2.2", view.Exposed)
-	put("/4", "plain.example.com. 300 IN A 192.0.2.3", view.Unmarked)
-	put("/5", "mixed.example.com. 300 IN A 192.0.2.4", view.Exposed)
-	put("/6", "mixed.example.com. 300 IN AAAA 2001:db8::4", view.Unmarked)
+	put("/1", "grafana.example.com. 300 IN A 192.0.2.1", horizon.Withheld)
+	put("/2", "grafana.example.com. 300 IN AAAA 2001:db8::1", horizon.Unmarked)
+	put("/3", "www.example.com. 300 IN A 192.0.2.2", horizon.Exposed)
+	put("/4", "plain.example.com. 300 IN A 192.0.2.3", horizon.Unmarked)
+	put("/5", "mixed.example.com. 300 IN A 192.0.2.4", horizon.Exposed)
+	put("/6", "mixed.example.com. 300 IN AAAA 2001:db8::4", horizon.Unmarked)
 
 	onlyMarked := externalView()
-	onlyMarked.Exposes = func(_ string, m view.Mark) bool { return m == view.Exposed }
+	onlyMarked.Exposes = func(_ string, m horizon.Mark) bool { return m == horizon.Exposed }
 	for _, c := range []struct {
 		name  string
-		st    *view.State
+		st    *horizon.State
 		shown []string
 	}{
 		{"no view", nil, []string{"grafana", "www", "plain", "mixed", "ns1"}},

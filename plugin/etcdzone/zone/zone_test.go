@@ -9,7 +9,7 @@ import (
 
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/coredns/coredns/request"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -36,7 +36,7 @@ func add(idx *Index, key, owner string, rrs []dns.RR, changed map[string]bool) {
 
 // build returns the first version of example.com from idx, at st, with the
 // subdomains cuts delegated.
-func build(idx *Index, st *view.State, cuts ...string) *Version {
+func build(idx *Index, st *horizon.State, cuts ...string) *Version {
 	z := &Zone{Name: "example.com.", Apex: testApex, Cuts: cuts}
 	v, _ := Build(z, idx, nil, nil, st, Serial{}.At(1))
 	return v

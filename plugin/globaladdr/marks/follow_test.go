@@ -11,7 +11,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/marks"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -59,7 +59,7 @@ func TestFollow(t *testing.T) {
 		t.Fatalf("the user of the zones failed: %v", failures)
 	}
 	mu.Unlock()
-	want := func(name string, mark view.Mark) func() error {
+	want := func(name string, mark horizon.Mark) func() error {
 		return func() error {
 			if got, ok := m.Of(name); !ok || got != mark {
 				return fmt.Errorf("%s: %v (known: %v), want %v", name, got, ok, mark)
@@ -68,9 +68,9 @@ func TestFollow(t *testing.T) {
 		}
 	}
 	for _, check := range []func() error{
-		want("app.example.org.", view.Unmarked),
-		want("shut.example.net.", view.Withheld),
-		want("www.sub.example.org.", view.Exposed),
+		want("app.example.org.", horizon.Unmarked),
+		want("shut.example.net.", horizon.Withheld),
+		want("www.sub.example.org.", horizon.Exposed),
 	} {
 		if err := check(); err != nil {
 			t.Error(err)
@@ -81,17 +81,17 @@ func TestFollow(t *testing.T) {
 	}
 
 	put(t, root, map[string]string{"/skydns/org/example/app/x1": `{"host":"192.168.0.51","globaladdr-external":"false"}`})
-	poll.Until(t, 10*time.Second, "a mark written after the read", want("app.example.org.", view.Withheld))
+	poll.Until(t, 10*time.Second, "a mark written after the read", want("app.example.org.", horizon.Withheld))
 
 	srv.Stop()
-	if err := want("app.example.org.", view.Withheld)(); err != nil || !m.Loaded() {
+	if err := want("app.example.org.", horizon.Withheld)(); err != nil || !m.Loaded() {
 		t.Errorf("while etcd is down, the marks read last are not kept: %v", err)
 	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	put(t, root, map[string]string{"/skydns/net/example/shut/x1": `{"host":"192.168.0.52","globaladdr-external":"true"}`})
-	poll.Until(t, 30*time.Second, "a mark written once etcd is back", want("shut.example.net.", view.Exposed))
+	poll.Until(t, 30*time.Second, "a mark written once etcd is back", want("shut.example.net.", horizon.Exposed))
 }
 
 // login returns a client of srv logged in as user.

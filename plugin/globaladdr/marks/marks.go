@@ -1,11 +1,11 @@
-// Package marks follows the exposure marks (view.Mark) that external-dns's
+// Package marks follows the exposure marks (horizon.Mark) that external-dns's
 // webhook intake stores in the values of an etcd tree, for the names of a
 // server block that CoreDNS's etcd plugin answers rather than etcdzone: the
 // etcd plugin answers from the same tree but carries no mark in its
 // answers, so the view reads them from the tree itself. The etcd plugin answers a name
 // with the records of every key at and below it (coredns/coredns#3861):
 // the mark of a name is therefore the join of the marks of all those keys
-// (view.Join), so that one key marked "false" withholds every answer its
+// (horizon.Join), so that one key marked "false" withholds every answer its
 // records could be part of.
 package marks
 
@@ -17,7 +17,7 @@ import (
 
 	"github.com/coredns/coredns/plugin/etcd/msg"
 
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 )
 
 // Marks holds the marks of the keys of one etcd tree's zones, by the names
@@ -45,21 +45,21 @@ type Marks struct {
 // keyMark is where one key stands and how it is marked.
 type keyMark struct {
 	name string
-	mark view.Mark
+	mark horizon.Mark
 }
 
 // tally counts keys by mark.
 type tally [3]int32
 
 // join returns the join of the marks counted.
-func (t *tally) join() view.Mark {
+func (t *tally) join() horizon.Mark {
 	switch {
-	case t[view.Withheld] > 0:
-		return view.Withheld
-	case t[view.Unmarked] > 0:
-		return view.Unmarked
+	case t[horizon.Withheld] > 0:
+		return horizon.Withheld
+	case t[horizon.Unmarked] > 0:
+		return horizon.Unmarked
 	}
-	return view.Exposed
+	return horizon.Exposed
 }
 
 // New returns the marks of the zones (FQDNs) of the tree at path
@@ -96,13 +96,13 @@ func (m *Marks) Loaded() bool {
 // A wildcard label (* or any, which the etcd plugin matches against any
 // label) stands for every name below the labels to its right. ok is false
 // when no key is at or below name, or the tree is not loaded yet.
-func (m *Marks) Of(name string) (mark view.Mark, ok bool) {
+func (m *Marks) Of(name string) (mark horizon.Mark, ok bool) {
 	name = belowWildcard(name)
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	t, ok := m.below[name]
 	if !ok || !m.loaded {
-		return view.Withheld, false
+		return horizon.Withheld, false
 	}
 	return t.join(), true
 }
@@ -207,11 +207,11 @@ func (m *Marks) parse(key string, value []byte) (km keyMark, ok bool) {
 	}
 	switch err := json.Unmarshal(value, &v); {
 	case err != nil:
-		km.mark = view.Withheld
+		km.mark = horizon.Withheld
 		log.Debugf("%s is withheld from the external view: its value can't be read: %v", key, err)
 	case v.Mark != nil:
 		var valid bool
-		if km.mark, valid = view.ParseMark(*v.Mark); !valid {
+		if km.mark, valid = horizon.ParseMark(*v.Mark); !valid {
 			log.Debugf("%s is withheld from the external view: its mark %q is neither \"true\" nor \"false\"", key, *v.Mark)
 		}
 	}

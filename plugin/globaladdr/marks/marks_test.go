@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 )
 
 func TestOf(t *testing.T) {
@@ -20,22 +20,22 @@ func TestOf(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name string
-		want view.Mark
+		want horizon.Mark
 		ok   bool
 	}{
-		{"x1.app.example.org.", view.Unmarked, true},
-		{"app.example.org.", view.Unmarked, true},
-		{"open.example.org.", view.Exposed, true},
-		{"shut.example.org.", view.Withheld, true},
-		{"odd.example.org.", view.Withheld, true},
-		{"broken.example.org.", view.Withheld, true},
-		{"example.org.", view.Withheld, true},
-		{"*.example.org.", view.Withheld, true},
-		{"x1.*.example.org.", view.Withheld, true},
-		{"*.open.example.org.", view.Exposed, true},
-		{"*.", view.Withheld, true},
-		{"outside.example.org.", view.Withheld, false},
-		{"none.example.org.", view.Withheld, false},
+		{"x1.app.example.org.", horizon.Unmarked, true},
+		{"app.example.org.", horizon.Unmarked, true},
+		{"open.example.org.", horizon.Exposed, true},
+		{"shut.example.org.", horizon.Withheld, true},
+		{"odd.example.org.", horizon.Withheld, true},
+		{"broken.example.org.", horizon.Withheld, true},
+		{"example.org.", horizon.Withheld, true},
+		{"*.example.org.", horizon.Withheld, true},
+		{"x1.*.example.org.", horizon.Withheld, true},
+		{"*.open.example.org.", horizon.Exposed, true},
+		{"*.", horizon.Withheld, true},
+		{"outside.example.org.", horizon.Withheld, false},
+		{"none.example.org.", horizon.Withheld, false},
 	} {
 		if got, ok := m.Of(tc.name); got != tc.want || ok != tc.ok {
 			t.Errorf("Of(%s) = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
@@ -46,11 +46,11 @@ func TestOf(t *testing.T) {
 	m.put("/skydns/org/example/Shut", []byte(`{"host":"192.168.0.54","globaladdr-external":"true"}`))
 	m.remove("/skydns/org/example/odd")
 	m.remove("/skydns/org/example/broken/x1")
-	if got, _ := m.Of("example.org."); got != view.Unmarked {
+	if got, _ := m.Of("example.org."); got != horizon.Unmarked {
 		t.Errorf("the apex after the changes: %v, want unmarked", got)
 	}
 	m.remove("/skydns/org/example/app/x1")
-	if got, _ := m.Of("example.org."); got != view.Exposed {
+	if got, _ := m.Of("example.org."); got != horizon.Exposed {
 		t.Errorf("the apex with only names marked true below: %v, want exposed", got)
 	}
 	if _, ok := m.Of("app.example.org."); ok {
@@ -91,7 +91,7 @@ func TestZones(t *testing.T) {
 		"/skydns/org/examplex/www":    []byte(`{"host":"192.168.0.52"}`),
 		"/skydns/org/example":         []byte(`{"host":"192.168.0.53"}`),
 	})
-	if got, ok := m.Of("www.sub.example.org."); !ok || got != view.Exposed {
+	if got, ok := m.Of("www.sub.example.org."); !ok || got != horizon.Exposed {
 		t.Errorf("a key of a zone below another: %v, %v", got, ok)
 	}
 	for _, name := range []string{"www.examplex.org."} {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 )
 
 // etcdTimeout bounds one etcd request.

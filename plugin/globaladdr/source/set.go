@@ -14,7 +14,7 @@ import (
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 
-	"github.com/globaladdr/globaladdr/plugin/etcdclient"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 
 	"github.com/prometheus/client_golang/prometheus"
 )

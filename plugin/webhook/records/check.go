@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 
 	"github.com/miekg/dns"
@@ -80,7 +80,7 @@ func validName(name string) bool {
 }
 
 // Adjust returns the endpoints of eps the store can hold, with no property
-// but the exposure mark (view.MarkProperty), which is all it stores: another
+// but the exposure mark (horizon.MarkProperty), which is all it stores: another
 // property would come back missing from Records, and external-dns would
 // update the name at every sync. It also returns those it leaves out.
 func (s *Store) Adjust(eps []*wire.Endpoint) ([]*wire.Endpoint, []Refusal) {
@@ -91,8 +91,8 @@ func (s *Store) Adjust(eps []*wire.Endpoint) ([]*wire.Endpoint, []Refusal) {
 			refused = append(refused, Refusal{ep, err})
 			continue
 		}
-		if v, ok := ep.Property(view.MarkProperty); ok {
-			ep.ProviderSpecific = []wire.Property{{Name: view.MarkProperty, Value: v}}
+		if v, ok := ep.Property(horizon.MarkProperty); ok {
+			ep.ProviderSpecific = []wire.Property{{Name: horizon.MarkProperty, Value: v}}
 		} else {
 			ep.ProviderSpecific = nil
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -72,7 +72,7 @@ func records(t *testing.T, s *Store) string {
 const owner = `"heritage=external-dns,external-dns/owner=default,external-dns/resource=ingress/default/app"`
 
 func mark(v string) []wire.Property {
-	return []wire.Property{{Name: view.MarkProperty, Value: v}}
+	return []wire.Property{{Name: horizon.MarkProperty, Value: v}}
 }
 
 // TestApplyWritesAsTheCorednsProvider checks the keys of each record type
@@ -325,7 +325,7 @@ func TestCheckRefuses(t *testing.T) {
 		}
 	}
 	kept, refused := s.Adjust([]*wire.Endpoint{
-		{DNSName: "app.example.com", RecordType: "A", Targets: []string{"192.0.2.1"}, ProviderSpecific: []wire.Property{{Name: "webhook/other", Value: "x"}, {Name: view.MarkProperty, Value: "true"}}},
+		{DNSName: "app.example.com", RecordType: "A", Targets: []string{"192.0.2.1"}, ProviderSpecific: []wire.Property{{Name: "webhook/other", Value: "x"}, {Name: horizon.MarkProperty, Value: "true"}}},
 		{DNSName: "*.example.com", RecordType: "TXT", Targets: []string{"v=spf1 -all"}},
 		{DNSName: "app.example.com", RecordType: "SRV", Targets: []string{"0 0 80 app.example.com"}},
 	})

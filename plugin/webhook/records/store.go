@@ -11,7 +11,7 @@
 // rather than from labels external-dns hands back, writes each change set
 // in transactions that check what they read, keeps each TXT record's text in
 // a key of its own (the etcd plugin serves a text beside a host as a TXT
-// record alone), and stores the exposure mark (view.MarkField).
+// record alone), and stores the exposure mark (horizon.MarkField).
 package records
 
 import (
@@ -21,7 +21,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -64,13 +64,13 @@ func (s *Store) Records(ctx context.Context) ([]*wire.Endpoint, error) {
 		if ep == nil {
 			ep = &wire.Endpoint{DNSName: sl.name, RecordType: typ, RecordTTL: int64(sl.ttl)}
 			if sl.mark != nil {
-				ep.ProviderSpecific = []wire.Property{{Name: view.MarkProperty, Value: *sl.mark}}
+				ep.ProviderSpecific = []wire.Property{{Name: horizon.MarkProperty, Value: *sl.mark}}
 			}
 			byset[k] = ep
-		} else if m, ok := ep.Property(view.MarkProperty); ok != (sl.mark != nil) || (ok && m != *sl.mark) {
+		} else if m, ok := ep.Property(horizon.MarkProperty); ok != (sl.mark != nil) || (ok && m != *sl.mark) {
 			// Keys marked otherwise (a change cut short): a mark
 			// external-dns never sends, so that it writes the set again.
-			ep.ProviderSpecific = []wire.Property{{Name: view.MarkProperty, Value: mixedMark}}
+			ep.ProviderSpecific = []wire.Property{{Name: horizon.MarkProperty, Value: mixedMark}}
 		}
 		if !slices.Contains(ep.Targets, target) {
 			ep.Targets = append(ep.Targets, target)
@@ -113,7 +113,7 @@ func (s *Store) read(ctx context.Context) (int64, []*slot, error) {
 
 // mixedMark is the mark Records gives a record set whose keys are marked
 // otherwise: no value external-dns sends, so that its next sync writes the
-// set again, and the view withholds the name meanwhile (view.ParseMark).
+// set again, and the view withholds the name meanwhile (horizon.ParseMark).
 const mixedMark = "mixed"
 
 // holds reports whether name, lower case and without the final dot, is at

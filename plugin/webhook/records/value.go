@@ -7,7 +7,7 @@ import (
 	"net"
 	"slices"
 
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 )
 
 // slot is one etcd key that holds records external-dns manages: a SkyDNS
@@ -36,7 +36,7 @@ type slot struct {
 // attrs are what a record's targets share: TTL and mark.
 type attrs struct {
 	ttl uint32
-	// mark is view.MarkField's value as stored; nil for none.
+	// mark is horizon.MarkField's value as stored; nil for none.
 	mark *string
 }
 
@@ -111,13 +111,13 @@ func (s *slot) value() []byte {
 	set("ttl", s.ttl, s.ttl != 0)
 	set("targetstrip", s.strip, s.strip != 0)
 	if s.mark != nil {
-		set(view.MarkField, *s.mark, true)
+		set(horizon.MarkField, *s.mark, true)
 	} else {
-		delete(f, view.MarkField)
+		delete(f, horizon.MarkField)
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
-	first := []string{"host", "port", "priority", "weight", "text", "mail", "ttl", "targetstrip", "group", view.MarkField}
+	first := []string{"host", "port", "priority", "weight", "text", "mail", "ttl", "targetstrip", "group", horizon.MarkField}
 	rest := slices.Sorted(maps.Keys(f))
 	for _, k := range append(first, rest...) {
 		v, ok := f[k]

@@ -10,7 +10,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/externaldns/conformance"
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"sigs.k8s.io/external-dns/endpoint"
@@ -68,11 +68,11 @@ func marked() []*endpoint.Endpoint {
 	for _, ep := range eps {
 		switch ep.DNSName {
 		case "app.example.com":
-			ep.WithProviderSpecific(view.MarkProperty, "true")
+			ep.WithProviderSpecific(horizon.MarkProperty, "true")
 		case "shop.example.com":
-			ep.WithProviderSpecific(view.MarkProperty, "false")
+			ep.WithProviderSpecific(horizon.MarkProperty, "false")
 		case "www.example.com":
-			ep.WithProviderSpecific(view.MarkProperty, "true").WithProviderSpecific("webhook/other", "x")
+			ep.WithProviderSpecific(horizon.MarkProperty, "true").WithProviderSpecific("webhook/other", "x")
 		case "short.example.com":
 			ep.WithProviderSpecific("webhook/other", "x")
 		}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/globaladdr/globaladdr/plugin/view"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 
 	"sigs.k8s.io/external-dns/endpoint"
@@ -23,11 +23,11 @@ const owned = `"heritage=external-dns,external-dns/owner=default,external-dns/re
 // "false", another property, and a TXT target with its literal quotes.
 func wireEndpoints() []*endpoint.Endpoint {
 	app := endpoint.NewEndpointWithTTL("app.example.com", "A", 300, "192.168.0.51", "192.168.0.52").
-		WithProviderSpecific(view.MarkProperty, "true")
+		WithProviderSpecific(horizon.MarkProperty, "true")
 	app.Labels[endpoint.ResourceLabelKey] = "ingress/default/app"
 	app.Labels[endpoint.OwnerLabelKey] = "default"
 	txt := endpoint.NewEndpoint("a-app.example.com", "TXT", owned).
-		WithProviderSpecific(view.MarkProperty, "false").
+		WithProviderSpecific(horizon.MarkProperty, "false").
 		WithProviderSpecific("webhook/other", "x")
 	www := endpoint.NewEndpoint("www.example.com", "CNAME", "app.example.com").WithSetIdentifier("eu")
 	return []*endpoint.Endpoint{app, txt, www}
@@ -69,7 +69,7 @@ func TestWire(t *testing.T) {
 		t.Fatalf("%d endpoints, want 3", len(eps))
 	}
 	for i, want := range []string{"true", "false"} {
-		if got, ok := eps[i].Property(view.MarkProperty); !ok || got != want {
+		if got, ok := eps[i].Property(horizon.MarkProperty); !ok || got != want {
 			t.Errorf("%s: the mark is %q (%v), want %q", eps[i].DNSName, got, ok, want)
 		}
 	}

@@ -1,10 +1,12 @@
-// Package view is the contract between a plugin that makes a view of a
+// Package horizon is the contract between a plugin that makes a view of a
 // split-horizon zone (globaladdr makes the external one) and a backend that
 // holds its zones in memory (etcdzone): the backend builds each zone as the
 // view shows it, once per change, and the view passes the backend's answers
 // and transfers through untouched. Both plugins import this package, so the
-// compiler checks that they agree; the view reads no backend's data.
-package view
+// compiler checks that they agree; the view reads no backend's data. (It is
+// no plugin, and has nothing to do with CoreDNS's view plugin, which picks
+// a server block by the query.)
+package horizon
 
 import (
 	"context"
