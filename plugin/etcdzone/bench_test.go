@@ -82,7 +82,7 @@ func BenchmarkNewZones(b *testing.B) {
 	x := &EtcdZone{etcd: &etcd.Etcd{Zones: names, PathPrefix: "skydns"}, apex: testApex}
 	b.ReportAllocs()
 	for b.Loop() {
-		zones, err := x.newZones("dns://bench")
+		zones, err := x.newZones("dns://bench", nil)
 		if err != nil || zones[1].apexKey != "/skydns/example/z0/in" {
 			b.Fatalf("%v; apex key of %s: %s", err, zones[1].name, zones[1].apexKey)
 		}

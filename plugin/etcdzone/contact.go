@@ -26,9 +26,9 @@ func (x *EtcdZone) watchContact(ctx context.Context, zones []*hosted) {
 		}
 		silence := x.client.Silence()
 		for _, z := range zones {
-			sinceContact.WithLabelValues(z.server, z.name).Set(silence.Seconds())
+			z.set(sinceContact, silence.Seconds())
 			if silence >= etcdclient.Unreachable {
-				etcdErrors.WithLabelValues(z.server, z.name).Inc()
+				z.inc(etcdErrors)
 			}
 		}
 		switch now := x.expired(); {

@@ -99,7 +99,7 @@ func newTestPlugin(t testing.TB, s *etcdtest.Server, names ...string) *EtcdZone 
 // setZones makes x's zones, as start does, and returns them.
 func setZones(t testing.TB, x *EtcdZone) []*hosted {
 	t.Helper()
-	zones, err := x.newZones("dns://test/" + t.Name())
+	zones, err := x.newZones("dns://test/"+t.Name(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func (f follower) Accept(key string, src *zone.Source, err error) bool {
 	}
 	if err != nil {
 		log.Warningf("zone %s: %s: %v; skipped", f.z.name, key, err)
-		skippedKeys.WithLabelValues(f.z.server, f.z.name).Inc()
+		f.z.inc(skippedKeys)
 		return false
 	}
 	return true
@@ -67,4 +67,4 @@ func (f follower) Rejudge() {
 }
 
 // Failed implements etcdtree.Follower.
-func (f follower) Failed() { etcdErrors.WithLabelValues(f.z.server, f.z.name).Inc() }
+func (f follower) Failed() { f.z.inc(etcdErrors) }

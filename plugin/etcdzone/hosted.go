@@ -28,9 +28,10 @@ type hosted struct {
 	// fixed are the records the Corefile puts into the zone, by a source
 	// name of their own: NS records of delegations, and glue.
 	fixed map[string][]dns.RR
-	// server names the server block in logs, metrics and the serials kept
-	// across reloads.
-	server string
+	// server names the server block in the serials kept across reloads;
+	// servers are its metrics' server labels (package serverlabel).
+	server  string
+	servers []string
 
 	// config is what the Corefile says about the zone.
 	config *zone.Zone
@@ -123,9 +124,9 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	x.setSerial(z, next.Serial)
 	d = z.publish(prev, next, d)
 	fromPrev := z.published(next, vouched || x.stamps == nil)
-	recordsGauge.WithLabelValues(z.server, z.name).Set(float64(next.Count()))
+	z.set(recordsGauge, float64(next.Count()))
 	if prev == nil {
-		loadedGauge.WithLabelValues(z.server, z.name).Set(1)
+		z.set(loadedGauge, 1)
 		log.Infof("zone %s loaded: %s, serial %d", z.name, recordCount(next.Count()), next.Serial.Value())
 		x.warnLoaded(z, next)
 		z.announceSoon()
@@ -231,7 +232,7 @@ func recordCount(n int) string {
 // setSerial makes s z's serial.
 func (x *EtcdZone) setSerial(z *hosted, s zone.Serial) {
 	z.serial = s
-	serialGauge.WithLabelValues(z.server, z.name).Set(float64(s.Value()))
+	z.set(serialGauge, float64(s.Value()))
 }
 
 // rejudgeSoon has z judged again on the tree's goroutine (follower.Rejudge).

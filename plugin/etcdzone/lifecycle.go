@@ -20,6 +20,7 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
+	"github.com/globaladdr/globaladdr/plugin/pkg/serverlabel"
 
 	"github.com/miekg/dns"
 )
@@ -53,7 +54,7 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		return err
 	}
 	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
-	zones, err := x.newZones(server)
+	zones, err := x.newZones(server, serverlabel.Of(cfg))
 	if err == nil {
 		err = x.checkReach(zones)
 	}
@@ -174,7 +175,7 @@ func (x *EtcdZone) follow(zones []*hosted) (leave func()) {
 	apexes := make([]string, len(zones))
 	followers := make([]etcdtree.Follower, len(zones))
 	for i, z := range zones {
-		loadedGauge.WithLabelValues(z.server, z.name).Set(0)
+		z.set(loadedGauge, 0)
 		apexes[i], followers[i] = z.apexKey, follower{x, z}
 	}
 	subs := x.tree.tree.Join(x, apexes, followers)
@@ -201,9 +202,10 @@ func (x *EtcdZone) follow(zones []*hosted) (leave func()) {
 	}
 }
 
-// newZones returns the zones x serves on server: those the Corefile names,
-// or else the etcd plugin's, each with what the Corefile adds to it.
-func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
+// newZones returns the zones x serves on server, whose metrics carry the
+// labels servers: those the Corefile names, or else the etcd plugin's, each
+// with what the Corefile adds to it.
+func (x *EtcdZone) newZones(server string, servers []string) ([]*hosted, error) {
 	names := x.zoneNames
 	if len(names) == 0 {
 		names = x.etcd.Zones
@@ -219,6 +221,7 @@ func (x *EtcdZone) newZones(server string) ([]*hosted, error) {
 			name:        name,
 			apexKey:     msg.Path(name, x.etcd.PathPrefix),
 			server:      server,
+			servers:     servers,
 			fixed:       map[string][]dns.RR{},
 			journal:     zone.NewJournal(x.journalRecords, x.journalBytes),
 			config:      &zone.Zone{Name: name, Apex: &x.apex, Upstream: chaser{x}},

@@ -7,7 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
-// The metrics of each zone, labelled with the server block and the zone.
+// The metrics of each zone, labelled with each of the server block's
+// addresses (package serverlabel) and the zone.
 var (
 	loadedGauge = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,
@@ -92,3 +93,19 @@ var (
 		Help:      "When the first of a signed zone's signatures expires (Unix time): refreshed well before, it stays about dnssec_validity less dnssec_refresh ahead.",
 	}, []string{"server", "zone"})
 )
+
+// set sets g, a gauge of the zone's, to v under each of the block's server
+// labels.
+func (z *hosted) set(g *prometheus.GaugeVec, v float64) {
+	for _, server := range z.servers {
+		g.WithLabelValues(server, z.name).Set(v)
+	}
+}
+
+// inc adds one to c, a counter of the zone's with the labels after the
+// zone's, under each of the block's server labels.
+func (z *hosted) inc(c *prometheus.CounterVec, labels ...string) {
+	for _, server := range z.servers {
+		c.WithLabelValues(append([]string{server, z.name}, labels...)...).Inc()
+	}
+}

@@ -86,7 +86,7 @@ func startStamped(t *testing.T, s *etcdtest.Server, v horizon.View, prefix, serv
 	x := newTestPlugin(t, s)
 	x.view = v
 	x.stamps = &stamp.Keeper{Client: x.client, Prefix: prefix}
-	zones, err := x.newZones("dns://" + server + "/" + t.Name())
+	zones, err := x.newZones("dns://"+server+"/"+t.Name(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package globaladdr
 
 import (
-	"net"
 	"slices"
 
 	"github.com/coredns/coredns/core/dnsserver"
@@ -11,6 +10,7 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
 	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
+	"github.com/globaladdr/globaladdr/plugin/pkg/serverlabel"
 
 	"github.com/miekg/dns"
 
@@ -25,7 +25,7 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	if g.unmarked != nil && !marksNames(cfg) {
 		return plugin.Error(pluginName, g.unmarked)
 	}
-	servers := serverLabels(cfg)
+	servers := serverlabel.Of(cfg)
 	setAddressCount(servers, g.addrs.Load())
 	if em := followMarks(cfg, servers); em != nil {
 		g.etcdMarks.Store(em)
@@ -128,20 +128,6 @@ func (g *GlobalAddr) renew() {
 		rev = st.Revision
 	}
 	g.use(addrs.retargeted(to), rev)
-}
-
-// serverLabels returns the server label the metrics carry for each listener
-// of cfg's server block, as CoreDNS names its servers ("dns://:53").
-func serverLabels(cfg *dnsserver.Config) []string {
-	var labels []string
-	for _, host := range cfg.ListenHosts {
-		addr := net.JoinHostPort(host, cfg.Port)
-		if a, err := net.ResolveTCPAddr("tcp", addr); err == nil {
-			addr = a.String()
-		}
-		labels = append(labels, cfg.Transport+"://"+addr)
-	}
-	return labels
 }
 
 // etcdPluginClient returns the etcd client of the etcd plugin of cfg's server

@@ -12,6 +12,7 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 
 	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 const (
@@ -36,7 +37,7 @@ const (
 // to lastRetry. A zone not loaded yet is not published: an empty zone
 // would delete every name of the objects.
 func (r *run) lead(ctx context.Context) {
-	leader.WithLabelValues(r.server).Set(1)
+	r.set(leader, 1)
 	log.Infof("holding Lease %s: this replica writes", r.leaseName)
 	published := map[string]uint32{}
 	retry := map[string]time.Duration{}
@@ -59,7 +60,7 @@ func (r *run) lead(ctx context.Context) {
 			if err != nil {
 				retry[z] = min(max(2*retry[z], firstRetry), lastRetry)
 				retryAt[z] = time.Now().Add(retry[z])
-				publishErrors.WithLabelValues(r.server, z).Inc()
+				r.add(publishErrors, 1, z)
 				log.Warningf("zone %s: %v; trying again in %s", z, err, retry[z])
 				continue
 			}
@@ -102,18 +103,18 @@ func (r *run) publish(ctx context.Context, zone string) (uint32, error) {
 	maps.Copy(all, selector)
 	set := objects.Set{Client: r.dyn, Namespace: r.namespace, Selector: selector, Labels: all}
 	w, err := set.Apply(ctx, want)
-	writes.WithLabelValues(r.server, zone, "create").Add(float64(w.Created))
-	writes.WithLabelValues(r.server, zone, "update").Add(float64(w.Updated))
-	writes.WithLabelValues(r.server, zone, "delete").Add(float64(w.Deleted))
+	r.add(writes, float64(w.Created), zone, "create")
+	r.add(writes, float64(w.Updated), zone, "update")
+	r.add(writes, float64(w.Deleted), zone, "delete")
 	if err != nil {
 		return 0, err
 	}
-	objectCount.WithLabelValues(r.server, zone).Set(float64(len(parts)))
-	endpointCount.WithLabelValues(r.server, zone).Set(float64(len(eps)))
-	publishedSerial.WithLabelValues(r.server, zone).Set(float64(soa.Serial))
-	skippedRecords.DeletePartialMatch(map[string]string{"server": r.server, "zone": zone})
+	r.set(objectCount, float64(len(parts)), zone)
+	r.set(endpointCount, float64(len(eps)), zone)
+	r.set(publishedSerial, float64(soa.Serial), zone)
+	r.forget(skippedRecords, prometheus.Labels{"zone": zone})
 	for t, n := range skipped {
-		skippedRecords.WithLabelValues(r.server, zone, dns.TypeToString[t]).Set(float64(n))
+		r.set(skippedRecords, float64(n), zone, dns.TypeToString[t])
 	}
 	if w != (objects.Writes{}) {
 		log.Infof("zone %s, serial %d: %d endpoints in %d objects of namespace %s (%d created, %d updated, %d deleted)",

@@ -52,10 +52,38 @@ var (
 	}, []string{"server", "zone"})
 )
 
-// forgetPublished drops the series of what server's replica published: once
-// it stops writing, they would describe another replica's objects.
-func forgetPublished(server string) {
+// forgetPublished drops the series of what r's replica published: once it
+// stops writing, they would describe another replica's objects.
+func (r *run) forgetPublished() {
 	for _, g := range []*prometheus.GaugeVec{objectCount, endpointCount, publishedSerial, skippedRecords} {
-		g.DeletePartialMatch(prometheus.Labels{"server": server})
+		r.forget(g, prometheus.Labels{})
+	}
+}
+
+// set sets g to v under each of the block's server labels, followed by
+// labels.
+func (r *run) set(g *prometheus.GaugeVec, v float64, labels ...string) {
+	for _, server := range r.servers {
+		g.WithLabelValues(append([]string{server}, labels...)...).Set(v)
+	}
+}
+
+// add adds v to c under each of the block's server labels, followed by
+// labels.
+func (r *run) add(c *prometheus.CounterVec, v float64, labels ...string) {
+	for _, server := range r.servers {
+		c.WithLabelValues(append([]string{server}, labels...)...).Add(v)
+	}
+}
+
+// forget drops g's series of each of the block's server labels that match
+// labels too.
+func (r *run) forget(g *prometheus.GaugeVec, labels prometheus.Labels) {
+	for _, server := range r.servers {
+		match := prometheus.Labels{"server": server}
+		for k, v := range labels {
+			match[k] = v
+		}
+		g.DeletePartialMatch(match)
 	}
 }

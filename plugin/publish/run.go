@@ -30,8 +30,8 @@ type run struct {
 	leaseName string
 	identity  string
 	port      string
-	// server names the block in metrics, as etcdzone does.
-	server string
+	// servers are the block's server labels (package serverlabel).
+	servers []string
 }
 
 // run waits until the API server has the CRD and grants the RBAC, saying
@@ -79,8 +79,8 @@ func (r *run) run(ctx context.Context) {
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: r.lead,
 			OnStoppedLeading: func() {
-				leader.WithLabelValues(r.server).Set(0)
-				forgetPublished(r.server)
+				r.set(leader, 0)
+				r.forgetPublished()
 				if ctx.Err() == nil {
 					log.Warningf("lost Lease %s: not renewed within %s; campaigning again", r.leaseName, r.leaseDuration*2/3)
 				}

@@ -5,13 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
+
+	"github.com/globaladdr/globaladdr/plugin/pkg/serverlabel"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -74,7 +74,7 @@ func (p *Publish) start(cfg *dnsserver.Config) error {
 		leaseName: lease,
 		identity:  identity(),
 		port:      cfg.Port,
-		server:    cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port),
+		servers:   serverlabel.Of(cfg),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
