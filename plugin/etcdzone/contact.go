@@ -26,9 +26,9 @@ func (x *EtcdZone) watchContact(ctx context.Context, zones []*hosted) {
 		}
 		silence := x.client.Silence()
 		for _, z := range zones {
-			z.set(sinceContact, silence.Seconds())
+			z.metrics.set(sinceContact, silence.Seconds())
 			if silence >= etcdclient.Unreachable {
-				z.inc(etcdErrors)
+				z.metrics.inc(etcdErrors)
 			}
 		}
 		switch now := x.expired(); {

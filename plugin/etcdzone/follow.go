@@ -26,7 +26,7 @@ func (f follower) Accept(key string, src *zone.Source, err error) bool {
 	}
 	if err != nil {
 		log.Warningf("zone %s: %s: %v; skipped", f.z.name, key, err)
-		f.z.inc(skippedKeys)
+		f.z.metrics.inc(skippedKeys)
 		return false
 	}
 	return true
@@ -67,4 +67,4 @@ func (f follower) Rejudge() {
 }
 
 // Failed implements etcdtree.Follower.
-func (f follower) Failed() { f.z.inc(etcdErrors) }
+func (f follower) Failed() { f.z.metrics.inc(etcdErrors) }

@@ -28,10 +28,10 @@ type hosted struct {
 	// fixed are the records the Corefile puts into the zone, by a source
 	// name of their own: NS records of delegations, and glue.
 	fixed map[string][]dns.RR
-	// server names the server block in the serials kept across reloads;
-	// servers are its metrics' server labels (package serverlabel).
-	server  string
-	servers []string
+	// server names the server block in the serials kept across reloads.
+	server string
+	// metrics are the labels of the zone's series.
+	metrics series
 
 	// config is what the Corefile says about the zone.
 	config *zone.Zone
@@ -124,9 +124,9 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 	x.setSerial(z, next.Serial)
 	d = z.publish(prev, next, d)
 	fromPrev := z.published(next, vouched || x.stamps == nil)
-	z.set(recordsGauge, float64(next.Count()))
+	z.metrics.set(recordsGauge, float64(next.Count()))
 	if prev == nil {
-		z.set(loadedGauge, 1)
+		z.metrics.set(loadedGauge, 1)
 		log.Infof("zone %s loaded: %s, serial %d", z.name, recordCount(next.Count()), next.Serial.Value())
 		x.warnLoaded(z, next)
 		z.announceSoon()
@@ -232,7 +232,7 @@ func recordCount(n int) string {
 // setSerial makes s z's serial.
 func (x *EtcdZone) setSerial(z *hosted, s zone.Serial) {
 	z.serial = s
-	z.set(serialGauge, float64(s.Value()))
+	z.metrics.set(serialGauge, float64(s.Value()))
 }
 
 // rejudgeSoon has z judged again on the tree's goroutine (follower.Rejudge).

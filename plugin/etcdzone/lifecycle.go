@@ -175,7 +175,7 @@ func (x *EtcdZone) follow(zones []*hosted) (leave func()) {
 	apexes := make([]string, len(zones))
 	followers := make([]etcdtree.Follower, len(zones))
 	for i, z := range zones {
-		z.set(loadedGauge, 0)
+		z.metrics.set(loadedGauge, 0)
 		apexes[i], followers[i] = z.apexKey, follower{x, z}
 	}
 	subs := x.tree.tree.Join(x, apexes, followers)
@@ -221,7 +221,7 @@ func (x *EtcdZone) newZones(server string, servers []string) ([]*hosted, error) 
 			name:        name,
 			apexKey:     msg.Path(name, x.etcd.PathPrefix),
 			server:      server,
-			servers:     servers,
+			metrics:     series{servers: servers, zone: name},
 			fixed:       map[string][]dns.RR{},
 			journal:     zone.NewJournal(x.journalRecords, x.journalBytes),
 			config:      &zone.Zone{Name: name, Apex: &x.apex, Upstream: chaser{x}},

@@ -94,18 +94,25 @@ var (
 	}, []string{"server", "zone"})
 )
 
+// series are the labels of one zone's series: each of the block's server
+// labels, and the zone's name.
+type series struct {
+	servers []string
+	zone    string
+}
+
 // set sets g, a gauge of the zone's, to v under each of the block's server
 // labels.
-func (z *hosted) set(g *prometheus.GaugeVec, v float64) {
-	for _, server := range z.servers {
-		g.WithLabelValues(server, z.name).Set(v)
+func (s series) set(g *prometheus.GaugeVec, v float64) {
+	for _, server := range s.servers {
+		g.WithLabelValues(server, s.zone).Set(v)
 	}
 }
 
 // inc adds one to c, a counter of the zone's with the labels after the
 // zone's, under each of the block's server labels.
-func (z *hosted) inc(c *prometheus.CounterVec, labels ...string) {
-	for _, server := range z.servers {
-		c.WithLabelValues(append([]string{server, z.name}, labels...)...).Inc()
+func (s series) inc(c *prometheus.CounterVec, labels ...string) {
+	for _, server := range s.servers {
+		c.WithLabelValues(append([]string{server, s.zone}, labels...)...).Inc()
 	}
 }

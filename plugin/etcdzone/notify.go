@@ -31,7 +31,7 @@ func (x *EtcdZone) announce(ctx context.Context, z *hosted) {
 		log.Infof("zone %s: serial %d; notifying the secondaries", z.name, z.current.Load().Serial.Value())
 		if err := x.xfr.Notify(z.name); err != nil {
 			log.Warningf("zone %s: %s", z.name, oneLine(err))
-			z.inc(notifyErrors)
+			z.metrics.inc(notifyErrors)
 		}
 	}
 }

@@ -265,7 +265,7 @@ func (x *EtcdZone) refresh(z *hosted) {
 // held.
 func (g *signing) report(z *hosted) {
 	if t := g.s.Expiry(); !t.IsZero() {
-		z.set(signaturesExpiry, float64(t.Unix()))
+		z.metrics.set(signaturesExpiry, float64(t.Unix()))
 	}
 }
 

@@ -31,11 +31,11 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 	v := z.current.Load()
 	if v == nil {
 		log.Warningf("zone %s: transfer refused: %v", z.name, errNotLoaded)
-		z.inc(transferErrors)
+		z.metrics.inc(transferErrors)
 		return nil, errNotLoaded
 	}
 	soa := v.SOA()
-	z.set(transferredSerial, float64(soa.Serial))
+	z.metrics.set(transferredSerial, float64(soa.Serial))
 	rrs := []dns.RR{soa}
 	switch {
 	case serial != 0 && !zone.Newer(soa.Serial, serial):
@@ -43,7 +43,7 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 	default:
 		if diff, ok := z.journal.Incremental(v, serial); serial != 0 && ok {
 			rrs = diff
-			z.inc(transfers, "ixfr")
+			z.metrics.inc(transfers, "ixfr")
 			break
 		}
 		if z.signing != nil {
@@ -51,7 +51,7 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 		} else {
 			rrs = v.Records()
 		}
-		z.inc(transfers, "axfr")
+		z.metrics.inc(transfers, "axfr")
 	}
 
 	ch := make(chan []dns.RR)

@@ -21,7 +21,7 @@ import (
 // its prerequisites hold.
 func (x *EtcdZone) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, z *hosted) (int, error) {
 	rcode, result := x.takeUpdate(ctx, r, z)
-	z.inc(updates, result)
+	z.metrics.inc(updates, result)
 	m := new(dns.Msg)
 	m.SetRcode(r, rcode)
 	w.WriteMsg(m)
