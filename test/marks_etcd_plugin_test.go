@@ -49,6 +49,16 @@ marks.example.org:{port:partial} {
         endpoint ETCD
     }
 }
+.:{port:trimmed} {
+    globaladdr 203.0.113.10
+    etcdzone marks.example.org {
+        endpoint ETCD
+        fallthrough
+    }
+    etcd marks.example.org example.org {
+        endpoint ETCD
+    }
+}
 `
 
 // TestMarksBehindEtcdPlugin holds the external view behind CoreDNS's own
@@ -83,8 +93,8 @@ func TestMarksBehindEtcdPlugin(t *testing.T) {
 	}
 	putKeys(t, etcd, keys)
 	c := startCoreDNS(t, strings.ReplaceAll(marksCorefile, "ETCD", etcd.Endpoint()))
-	external, marked, partial, above := c.Addr("external"), c.Addr("marked"), c.Addr("partial"), c.Addr("above")
-	unmarkedViews := []string{external, partial, above}
+	external, marked, partial, above, trimmed := c.Addr("external"), c.Addr("marked"), c.Addr("partial"), c.Addr("above"), c.Addr("trimmed")
+	unmarkedViews := []string{external, partial, above, trimmed}
 	views := append(unmarkedViews, marked)
 
 	// What a withheld name holds: no reply may carry any of it.
@@ -98,7 +108,11 @@ func TestMarksBehindEtcdPlugin(t *testing.T) {
 		}
 		// The CNAME is marked "true"; its target's records are not shown
 		// (etcdzone answers NXDOMAIN, the rcode of the chain's end).
-		checkMarked(t, addr, "alias."+marksZone, dns.TypeA, -1, []string{"CNAME secret.marks.example.org."}, leaks)
+		rcode := dns.RcodeSuccess
+		if addr == above || addr == trimmed {
+			rcode = dns.RcodeNameError
+		}
+		checkMarked(t, addr, "alias."+marksZone, dns.TypeA, rcode, []string{"CNAME secret.marks.example.org."}, leaks)
 		// The etcd plugin answers the apex and a wildcard with the records
 		// of every key below: one withheld key withholds them all.
 		checkMarked(t, addr, marksZone, dns.TypeA, dns.RcodeSuccess, nil, append(leaks, "203.0.113.10"))
@@ -112,8 +126,29 @@ func TestMarksBehindEtcdPlugin(t *testing.T) {
 	checkMarked(t, marked, "app."+marksZone, dns.TypeA, dns.RcodeNameError, nil, leaks)
 	checkMarked(t, partial, "shut.sub."+marksZone, dns.TypeA, dns.RcodeNameError, nil, leaks)
 	checkMarked(t, partial, "www.sub."+marksZone, dns.TypeA, dns.RcodeSuccess, []string{"A 203.0.113.10"}, leaks)
-	checkMarked(t, above, "other.example.org.", dns.TypeA, dns.RcodeNameError, nil, leaks)
-	checkMarked(t, above, "open.example.org.", dns.TypeA, dns.RcodeSuccess, []string{"A 203.0.113.10"}, leaks)
+	for _, addr := range []string{above, trimmed} {
+		checkMarked(t, addr, "other.example.org.", dns.TypeA, dns.RcodeNameError, nil, leaks)
+		checkMarked(t, addr, "open.example.org.", dns.TypeA, dns.RcodeSuccess, []string{"A 203.0.113.10"}, leaks)
+	}
+
+	// A NOTIFY is answered as no query: etcdzone refuses it for its zones,
+	// and what the etcd plugin makes of it is judged as its answers are.
+	for _, addr := range views {
+		for _, name := range []string{"secret." + marksZone, "app." + marksZone, "shut.sub." + marksZone} {
+			m := new(dns.Msg)
+			m.SetNotify(name)
+			m.Question[0].Qtype = dns.TypeA
+			r, _, err := (&dns.Client{Net: "tcp", Timeout: 5 * time.Second}).Exchange(m, addr)
+			if err != nil {
+				t.Fatalf("NOTIFY %s at %s: %v", name, addr, err)
+			}
+			for _, leak := range append(leaks, "192.168.0.5") {
+				if strings.Contains(r.String(), leak) {
+					t.Errorf("NOTIFY %s at %s: the reply holds %q:\n%v", name, addr, leak, r)
+				}
+			}
+		}
+	}
 
 	// A key written withheld is withheld from its first answer, whether
 	// the marks have seen it yet or not.

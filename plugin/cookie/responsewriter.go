@@ -21,13 +21,19 @@ func (w *ResponseWriter) WriteMsg(m *dns.Msg) error {
 }
 
 // Write implements dns.ResponseWriter. A reply handed over as bytes gets
-// its cookie like any other; one that cannot be read is not sent.
+// its cookie like any other, but for one signed with TSIG, whose MAC covers
+// the bytes as they are (it goes as it is); one that cannot be read is not
+// sent.
 func (w *ResponseWriter) Write(buf []byte) (int, error) {
 	m := new(dns.Msg)
 	if err := m.Unpack(buf); err != nil {
 		return 0, err
 	}
+	if m.IsTsig() != nil {
+		return w.ResponseWriter.Write(buf)
+	}
 	w.setCookie(m)
+	m.Compress = true
 	out, err := m.Pack()
 	if err != nil {
 		return 0, err

@@ -150,8 +150,8 @@ func (x *EtcdZone) Ready() bool {
 // from memory, but for the names they lack that fallthrough leaves to the
 // next plugin, and their UPDATEs (refused unless the Corefile has rules for
 // them). Zone transfers go down the chain to the transfer plugin, which asks
-// Transfer; without one they are refused. Everything else goes down the
-// chain untouched.
+// Transfer; without one they are refused. A NOTIFY for them is refused;
+// the questions for other names go down the chain untouched.
 func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	var z *hosted
 	if len(r.Question) == 1 {
@@ -167,7 +167,10 @@ func (x *EtcdZone) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 	case r.Opcode == dns.OpcodeUpdate:
 		return x.serveUpdate(ctx, w, r, z)
 	case r.Opcode != dns.OpcodeQuery:
-		return plugin.NextOrFailure(x.Name(), x.Next, ctx, w, r)
+		// A NOTIFY (the one other opcode CoreDNS lets through) for a name
+		// of the zones: the zones are no secondary's, and below them the
+		// etcd plugin would answer it as a query, from etcd as it is.
+		return dns.RcodeRefused, nil
 	case x.expired():
 		// As a secondary past its expire: no answer from a past that
 		// nobody can check.

@@ -40,17 +40,21 @@ type etcdMarks struct {
 var errMarksUnknown = errors.New("the exposure marks of the etcd plugin's tree are not read yet")
 
 // followMarks starts following the marks of the zones of cfg's etcd
-// plugin, over its own connection, when the block has one and it answers
-// names outside the zones of the block's backends that build them as the
-// view shows them (horizon.Backend).
+// plugin that lie outside the zones of the block's backends that build
+// them as the view shows them (horizon.Backend), over its own connection,
+// when the block has one and such zones.
 func followMarks(cfg *dnsserver.Config, servers []string) *etcdMarks {
 	e, ok := cfg.Handler("etcd").(*etcd.Etcd)
-	if !ok || e.Client == nil || !answersOutside(cfg.Handlers(), e.Zones) {
+	if !ok || e.Client == nil {
+		return nil
+	}
+	zones := outside(cfg.Handlers(), e.Zones)
+	if len(zones) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	tree := path.Clean("/" + e.PathPrefix) // as the etcd plugin joins it
-	em := &etcdMarks{marks: marks.New(tree, e.Zones), etcd: e, cancel: cancel, done: make(chan struct{})}
+	em := &etcdMarks{marks: marks.New(tree, zones), etcd: e, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(em.done)
 		em.marks.Follow(ctx, e.Client, func(err error) {
@@ -70,22 +74,24 @@ func followMarks(cfg *dnsserver.Config, servers []string) *etcdMarks {
 	return em
 }
 
-// answersOutside reports whether one of zones, the etcd plugin's, lies
-// outside every zone that a backend among handlers serves as the view
-// shows it.
-func answersOutside(handlers []plugin.Handler, zones []string) bool {
+// outside returns those of zones, the etcd plugin's, that lie outside
+// every zone that a backend among handlers serves as the view shows it:
+// the zones whose names the etcd plugin answers, and all an etcd role
+// limited to them lets it read.
+func outside(handlers []plugin.Handler, zones []string) []string {
 	var served []string
 	for _, h := range handlers {
 		if b, ok := h.(horizon.Backend); ok {
 			served = append(served, b.ServedZones()...)
 		}
 	}
+	var out []string
 	for _, z := range zones {
 		if !slices.ContainsFunc(served, func(s string) bool { return dnsname.In(z, s) }) {
-			return true
+			out = append(out, z)
 		}
 	}
-	return false
+	return out
 }
 
 // firstRead is how long start-up waits for the marks' first read.
@@ -98,7 +104,7 @@ func (em *etcdMarks) stop() {
 }
 
 // covers reports whether name, a lower-case FQDN, is in the etcd plugin's
-// zones. It runs for every record of every reply, and does not allocate,
+// zones (lower-case FQDNs too). It runs for every record of every reply, and does not allocate,
 // unlike plugin.Zones.Matches.
 func (em *etcdMarks) covers(name string) bool {
 	return slices.ContainsFunc(em.etcd.Zones, func(z string) bool { return dnsname.In(name, z) })

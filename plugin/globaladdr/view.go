@@ -65,10 +65,12 @@ func (g *GlobalAddr) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *d
 	return g.judge(ctx, w, r, next, hidden, g.servedZone(name))
 }
 
-// passes reports whether r asks for a name in a zone a backend serves as
-// the view shows it (Serve).
+// passes reports whether r, a query or an UPDATE, asks for a name in a
+// zone a backend serves as the view shows it (Serve): any other opcode (a
+// NOTIFY) is judged as the other backends' answers are, whatever the
+// backend does with it.
 func (g *GlobalAddr) passes(r *dns.Msg) bool {
-	return len(r.Question) == 1 && g.servedZone(r.Question[0].Name) != ""
+	return len(r.Question) == 1 && (r.Opcode == dns.OpcodeQuery || r.Opcode == dns.OpcodeUpdate) && g.servedZone(r.Question[0].Name) != ""
 }
 
 // servedZone returns the zone of name that a backend serves as the view

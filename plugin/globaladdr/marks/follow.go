@@ -23,9 +23,11 @@ const retry = time.Second
 const readTimeout = 10 * time.Second
 
 // Follow keeps m current with the zones' keys through c until ctx ends: it
-// reads them whole, then watches them from the revision read; when a watch
-// fails (etcd compacted what it missed, etcd is gone), it keeps the marks
-// it has, and reads the keys whole again after a pause. failed is called
+// reads them whole, then watches them from the revision read (while etcd
+// is unreachable, the watch waits for it, and resumes where it was); when
+// a watch fails (etcd compacted what it missed, its member lost the
+// leader), it keeps the marks it has, and reads the keys whole again after
+// a pause. failed is called
 // with each failure, for the caller to count and log. Follow returns when
 // ctx ends.
 func (m *Marks) Follow(ctx context.Context, c *clientv3.Client, failed func(error)) {

@@ -21,7 +21,7 @@ import (
 // operator gives the etcd plugin's user): the zones are read and watched
 // one by one, a key outside them is neither read nor asked for, a change
 // arrives by the watch, and while etcd is down the marks read last stay in
-// use until it is back.
+// use, and the watch resumes once it is back.
 func TestFollow(t *testing.T) {
 	srv := etcdtest.StartT(t)
 	admin := srv.Client()
@@ -84,6 +84,13 @@ func TestFollow(t *testing.T) {
 	poll.Until(t, 10*time.Second, "a mark written after the read", want("app.example.org.", horizon.Withheld))
 
 	srv.Stop()
+	// etcd is down once a read fails: the watch waits for it meanwhile.
+	down, cancelDown := context.WithTimeout(context.Background(), 2*time.Second)
+	_, err := root.Get(down, "/skydns/org/example/")
+	cancelDown()
+	if err == nil {
+		t.Fatal("etcd still answers after it stopped")
+	}
 	if err := want("app.example.org.", horizon.Withheld)(); err != nil || !m.Loaded() {
 		t.Errorf("while etcd is down, the marks read last are not kept: %v", err)
 	}
