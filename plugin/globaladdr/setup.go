@@ -56,14 +56,7 @@ func place(c *caddy.Controller, token string, prefix netip.Prefix) placed {
 
 // parse reads the globaladdr directive of one server block.
 func parse(c *caddy.Controller) (*GlobalAddr, error) {
-	p := &policy{ttl: -1}
-	var (
-		addrs    []placed // global addresses
-		internal []netip.Prefix
-		targets  []placed // map destinations
-		sources  source.Config
-		unmarked error // see GlobalAddr.unmarked
-	)
+	d := &directiveRead{p: &policy{ttl: -1}}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
 			return nil, directive.Twice(c, pluginName)
@@ -73,76 +66,98 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 			if err != nil {
 				return nil, err
 			}
-			addrs = append(addrs, place(c, arg, netip.PrefixFrom(a, a.BitLen())))
+			d.addrs = append(d.addrs, place(c, arg, netip.PrefixFrom(a, a.BitLen())))
 		}
 		for c.NextBlock() {
-			property, args := c.Val(), c.RemainingArgs()
-			var err error
-			switch property {
-			case "ttl":
-				p.ttl, err = parseTTL(c, args)
-			case "internal":
-				internal, err = parsePrefixes(c, args, internal)
-			case "map":
-				var m mapping
-				if m, err = parseMap(c, args, &sources); err == nil {
-					p.maps = append(p.maps, m)
-					if m.learned == nil {
-						targets = append(targets, place(c, args[1], m.to))
-					}
-				}
-			case "hide":
-				p.hide, err = parseHide(c, args, p.hide)
-			case "from", "every", "https_ca":
-				if property == "from" && len(addrs) > 0 {
-					err = c.Errf("%q can't be mixed with ADDRESS arguments", property)
-				} else {
-					err = sources.Parse(c, property, args)
-				}
-			case "expose":
-				if p.onlyMarked, err = parseExpose(c, args); p.onlyMarked {
-					unmarked = c.Errf("expose marked: no backend of this server block marks its names (etcdzone, the etcd plugin): " +
-						"every name would be NXDOMAIN; put the view in front of etcdzone or the etcd plugin, or expose unmarked")
-				}
-			case "keep_registry":
-				if len(args) > 0 {
-					err = argErr(c, "keep_registry takes no argument")
-				}
-				p.keepRegistry = true
-			default:
-				if etcdclient.IsProperty(property) {
-					err = sources.Parse(c, property, args)
-				} else {
-					err = c.Errf("unknown property %q", property)
-				}
-			}
-			if err != nil {
+			if err := d.property(c, c.Val(), c.RemainingArgs()); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if len(addrs) == 0 && sources.Empty() && len(p.maps) == 0 {
+	return d.handler(c)
+}
+
+// directiveRead is what parse read of the directive, before it makes the
+// handler of it.
+type directiveRead struct {
+	p        *policy
+	addrs    []placed // global addresses
+	internal []netip.Prefix
+	targets  []placed // map destinations
+	sources  source.Config
+	unmarked error // see GlobalAddr.unmarked
+}
+
+// property reads one property of the directive's block, with its
+// arguments.
+func (d *directiveRead) property(c *caddy.Controller, property string, args []string) error {
+	var err error
+	switch property {
+	case "ttl":
+		d.p.ttl, err = parseTTL(c, args)
+	case "internal":
+		d.internal, err = parsePrefixes(c, args, d.internal)
+	case "map":
+		var m mapping
+		if m, err = parseMap(c, args, &d.sources); err == nil {
+			d.p.maps = append(d.p.maps, m)
+			if m.learned == nil {
+				d.targets = append(d.targets, place(c, args[1], m.to))
+			}
+		}
+	case "hide":
+		d.p.hide, err = parseHide(c, args, d.p.hide)
+	case "from", "every", "https_ca":
+		if property == "from" && len(d.addrs) > 0 {
+			err = c.Errf("%q can't be mixed with ADDRESS arguments", property)
+		} else {
+			err = d.sources.Parse(c, property, args)
+		}
+	case "expose":
+		if d.p.onlyMarked, err = parseExpose(c, args); d.p.onlyMarked {
+			d.unmarked = c.Errf("expose marked: no backend of this server block marks its names (etcdzone, the etcd plugin): " +
+				"every name would be NXDOMAIN; put the view in front of etcdzone or the etcd plugin, or expose unmarked")
+		}
+	case "keep_registry":
+		if len(args) > 0 {
+			err = argErr(c, "keep_registry takes no argument")
+		}
+		d.p.keepRegistry = true
+	default:
+		if etcdclient.IsProperty(property) {
+			err = d.sources.Parse(c, property, args)
+		} else {
+			err = c.Errf("unknown property %q", property)
+		}
+	}
+	return err
+}
+
+// handler makes the handler of what was read, after checking it as a whole.
+func (d *directiveRead) handler(c *caddy.Controller) (*GlobalAddr, error) {
+	p := d.p
+	if len(d.addrs) == 0 && d.sources.Empty() && len(p.maps) == 0 {
 		return nil, c.Errf("no global address given: give ADDRESS arguments, a from source or a map")
 	}
-	set, err := sources.New(p.isInternal)
+	set, err := d.sources.New(p.isInternal)
 	if err != nil {
 		return nil, err
 	}
-	if internal == nil {
+	p.internal = d.internal
+	if p.internal == nil {
 		for _, s := range defaultInternal {
-			internal = append(internal, netip.MustParsePrefix(s))
+			p.internal = append(p.internal, netip.MustParsePrefix(s))
 		}
 	}
-	p.internal = internal
 	sort.SliceStable(p.maps, func(i, j int) bool { return p.maps[i].from.Bits() > p.maps[j].from.Bits() })
-	for _, a := range append(addrs, targets...) {
+	for _, a := range append(d.addrs, d.targets...) {
 		if p.overlapsInternal(a.prefix) {
 			return nil, a.errorf("global address is itself internal")
 		}
 	}
-	g := &GlobalAddr{policy: p, sources: set, unmarked: unmarked}
-	if sources.Empty() {
-		g.use(newGlobals(unique(addrs), p.targets()), 0)
+	g := &GlobalAddr{policy: p, sources: set, unmarked: d.unmarked}
+	if d.sources.Empty() {
+		g.use(newGlobals(unique(d.addrs), p.targets()), 0)
 	} else {
 		g.use(noGlobals(p.targets()), 0)
 	}
