@@ -104,8 +104,8 @@ func (em *etcdMarks) stop() {
 }
 
 // covers reports whether name, a lower-case FQDN, is in the etcd plugin's
-// zones (lower-case FQDNs too). It runs for every record of every reply, and does not allocate,
-// unlike plugin.Zones.Matches.
+// zones (lower-case FQDNs too). It runs for every record of every reply,
+// and does not allocate, unlike plugin.Zones.Matches.
 func (em *etcdMarks) covers(name string) bool {
 	return slices.ContainsFunc(em.etcd.Zones, func(z string) bool { return dnsname.In(name, z) })
 }

@@ -27,9 +27,8 @@ const readTimeout = 10 * time.Second
 // is unreachable, the watch waits for it, and resumes where it was); when
 // a watch fails (etcd compacted what it missed, its member lost the
 // leader), it keeps the marks it has, and reads the keys whole again after
-// a pause. failed is called
-// with each failure, for the caller to count and log. Follow returns when
-// ctx ends.
+// a pause. failed is called with each failure, for the caller to count and
+// log. Follow returns when ctx ends.
 func (m *Marks) Follow(ctx context.Context, c *clientv3.Client, failed func(error)) {
 	for ctx.Err() == nil {
 		rev, err := m.load(ctx, c)
