@@ -36,11 +36,32 @@ const startWait = 2 * time.Second
 // starts loading and watching each zone; it waits up to startWait for the
 // first loads, unless the view has no global addresses yet.
 func (x *EtcdZone) start(cfg *dnsserver.Config) error {
+	if err := x.findPlugins(cfg); err != nil {
+		return err
+	}
+	zones, unclaim, err := x.prepare(cfg)
+	if err != nil {
+		return err
+	}
+	x.run(zones, unclaim)
+	if x.view == nil || x.view.Current() != nil {
+		// A view without global addresses (its sources, started before,
+		// have none) lets no zone be published: waiting would only hold
+		// up the listeners.
+		x.waitLoaded(startWait)
+	}
+	return nil
+}
+
+// findPlugins finds the block's etcd, transfer, view and tsig plugins, and
+// checks that the Corefile's properties have those they need.
+func (x *EtcdZone) findPlugins(cfg *dnsserver.Config) error {
 	var ok bool
 	if x.etcd, ok = cfg.Handler("etcd").(*etcd.Etcd); !ok {
 		return x.errorf(x.where, "no etcd plugin in this server block")
 	}
 	x.xfr, _ = cfg.Handler("transfer").(*transfer.Transfer)
+	x.view = horizon.Of(cfg.Handlers())
 	if len(x.dnssec.keys) > 0 && cfg.Handler("dnssec") != nil {
 		return x.errorf(x.dnssec.where, "dnssec: the block's dnssec plugin would sign the signed zone's answers again; use one of them")
 	}
@@ -50,11 +71,18 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	if _, ok := cfg.Handler("tsig").(*tsig.TSIGServer); len(x.rules) > 0 && !ok {
 		return x.errorf(x.rules[0].Where, "update needs the tsig plugin in this server block: it checks the UPDATEs' signatures")
 	}
+	return nil
+}
+
+// prepare opens the block's etcd tree and makes its zones, checked against
+// the block, with their signers, fallthrough and stamps; unclaim gives the
+// stamps' keys up. On an error it releases the tree.
+func (x *EtcdZone) prepare(cfg *dnsserver.Config) (zones []*hosted, unclaim func(), err error) {
 	if err := x.open(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
-	zones, err := x.newZones(server, serverlabel.Of(cfg))
+	zones, err = x.newZones(server, serverlabel.Of(cfg))
 	if err == nil {
 		err = x.checkReach(zones)
 	}
@@ -64,16 +92,20 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 	if err == nil {
 		err = x.startFallthrough(zones)
 	}
-	x.view = horizon.Of(cfg.Handlers())
-	unclaim := func() {}
 	if err == nil {
 		unclaim, err = x.newStamps(zones)
 	}
 	if err != nil {
 		x.tree.release()
-		return err
+		return nil, nil, err
 	}
+	return zones, unclaim, nil
+}
 
+// run puts zones in use, as the view's, and starts following them: their
+// loads and watches, etcd's contact, the NOTIFYs and the signing, which
+// x.stop ends, giving up the stamps' keys (unclaim) and the tree.
+func (x *EtcdZone) run(zones []*hosted, unclaim func()) {
 	unserve := func() {}
 	if x.view != nil {
 		unserve = x.view.Serve(zoneNames(zones))
@@ -102,13 +134,6 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 		done.Wait()
 		x.tree.release()
 	}
-	if x.view == nil || x.view.Current() != nil {
-		// A view without global addresses (its sources, started before,
-		// have none) lets no zone be published: waiting would only hold
-		// up the listeners.
-		x.waitLoaded(startWait)
-	}
-	return nil
 }
 
 // newStamps gives a block with transfer the keeper of its zones' stamps
