@@ -131,14 +131,7 @@ func (em *etcdMarks) shows(p *policy, name string) bool {
 }
 
 // isApex reports whether name is one of the etcd plugin's zones.
-func (em *etcdMarks) isApex(name string) bool {
-	for _, z := range em.etcd.Zones {
-		if z == name {
-			return true
-		}
-	}
-	return false
-}
+func (em *etcdMarks) isApex(name string) bool { return slices.Contains(em.etcd.Zones, name) }
 
 // filter returns m without the records the marks withhold (m itself when
 // there are none), counting them in t: a record owned by a name in the etcd
