@@ -13,6 +13,7 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
 
 	"github.com/miekg/dns"
 )
@@ -79,7 +80,7 @@ func BenchmarkNewZones(b *testing.B) {
 	for i := range cap(names) / 2 {
 		names = append(names, fmt.Sprintf("z%d.example.", i), fmt.Sprintf("in.z%d.example.", i))
 	}
-	x := &EtcdZone{etcd: &etcd.Etcd{Zones: names, PathPrefix: "skydns"}, apex: testApex}
+	x := &EtcdZone{etcd: &etcd.Etcd{Zones: names, PathPrefix: "skydns"}, corefile: config.Config{Apex: testApex}}
 	b.ReportAllocs()
 	for b.Loop() {
 		zones, err := x.newZones("dns://bench", nil)

@@ -45,7 +45,7 @@ func (x *EtcdZone) watchContact(ctx context.Context, zones []*hosted) {
 // expire: then they are answered SERVFAIL, and the plugin is not ready, as a
 // secondary whose primary went away stops answering.
 func (x *EtcdZone) expired() bool {
-	return x.client != nil && x.client.Silence() >= time.Duration(x.apex.Expire)*time.Second
+	return x.client != nil && x.client.Silence() >= time.Duration(x.corefile.Apex.Expire)*time.Second
 }
 
 // listed names zones in the log: at most five, and how many more.

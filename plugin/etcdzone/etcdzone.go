@@ -18,19 +18,16 @@ package etcdzone
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
-	"github.com/coredns/coredns/plugin/pkg/fall"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/coredns/coredns/plugin/pkg/upstream"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/request"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
-	"github.com/globaladdr/globaladdr/plugin/etcdzone/update"
-	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
@@ -44,36 +41,8 @@ var log = clog.NewWithPlugin(pluginName)
 type EtcdZone struct {
 	Next plugin.Handler
 
-	// zoneNames are the zones the Corefile names, lower case and fully
-	// qualified; none means the etcd plugin's.
-	zoneNames   []string
-	apex        zone.Apex
-	delegations []delegation
-	glue        []glue
-	// fall says which names the zones lack go to the next plugin; none
-	// without fallthrough. fallWhere is the Corefile's file and line of
-	// fallthrough.
-	fall      fall.F
-	fallWhere string
-	// rules say who may change what by UPDATE; none: UPDATEs are refused.
-	rules []update.Rule
-	// updateLease is how long a record written under a rule with a lease
-	// lives unless deleted before.
-	updateLease time.Duration
-	// journalRecords and journalBytes bound each zone's journal.
-	journalRecords, journalBytes int
-	// serialKey is where the zones' stamps are kept in etcd (serial_key),
-	// "" for the default (see newStamps); serialKeyWhere is its place in
-	// the Corefile.
-	serialKey, serialKeyWhere string
-	// dnssec says how to sign the zones; no keys: unsigned.
-	dnssec dnssecConfig
-	// conn is the etcd connection the Corefile gives the directive; when
-	// it gives none, the etcd plugin's endpoints and credentials.
-	conn etcdclient.Config
-	// where is the Corefile's file and line of the directive, for
-	// start-up errors.
-	where string
+	// corefile is what the Corefile says of the directive.
+	corefile config.Config
 	// blockZones are the zones of the directive's server block.
 	blockZones []string
 	// instance is the Corefile instance's token (see instanceOf).
@@ -121,8 +90,8 @@ var _ horizon.Backend = (*EtcdZone)(nil)
 // ServedZones implements horizon.Backend: the zones the Corefile names, else
 // the etcd plugin's. The block's chain must be built.
 func (x *EtcdZone) ServedZones() []string {
-	if len(x.zoneNames) > 0 {
-		return x.zoneNames
+	if len(x.corefile.Zones) > 0 {
+		return x.corefile.Zones
 	}
 	if e, ok := x.cfg.Handler("etcd").(*etcd.Etcd); ok {
 		return e.Zones
@@ -267,8 +236,8 @@ func (x *EtcdZone) served(name string) bool {
 	if x.zoneOf(name) == nil {
 		return false
 	}
-	for _, d := range x.delegations {
-		if dnsname.In(name, d.name) {
+	for _, d := range x.corefile.Delegations {
+		if dnsname.In(name, d.Name) {
 			return false
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/poll"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
@@ -55,8 +56,8 @@ func startTestEtcd(t testing.TB, records ...externaldns.Record) *etcdtest.Server
 func startTestZone(t testing.TB, s *etcdtest.Server) *EtcdZone {
 	t.Helper()
 	x := newTestPlugin(t, s)
-	x.delegations = []delegation{{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}}}
-	x.glue = []glue{{name: "ns1.lab.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}}}
+	x.corefile.Delegations = []config.Delegation{{Name: "lab.example.com.", NS: []string{"ns1.lab.example.com.", "ns2.example.net."}}}
+	x.corefile.Glue = []config.Glue{{Name: "ns1.lab.example.com.", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}}}
 	return runTestZone(t, x)
 }
 
@@ -81,12 +82,9 @@ var testApex = zone.Apex{NS: []string{"ns1.example.net."}, TTL: 3600, Refresh: 3
 func newTestPlugin(t testing.TB, s *etcdtest.Server, names ...string) *EtcdZone {
 	t.Helper()
 	x := &EtcdZone{
-		etcd:      &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
-		apex:      testApex,
-		zoneNames: names,
-
-		journalRecords: defaultJournalRecords,
-		journalBytes:   defaultJournalBytes,
+		etcd: &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
+		// The journal's bounds are config.Parse's defaults.
+		corefile: config.Config{Apex: testApex, Zones: names, JournalRecords: 10000, JournalBytes: 4 << 20},
 	}
 	x.instance = new(byte) // a tree of its own (see treeID)
 	if err := x.open(); err != nil {
@@ -445,9 +443,9 @@ func (v revisionView) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *
 // state of the view that shows the zone alike leaves it. (The first state
 // publishes the zone at the serial of its last change.)
 func TestRejudgeMovesSerial(t *testing.T) {
-	x := &EtcdZone{apex: testApex}
+	x := &EtcdZone{corefile: config.Config{Apex: testApex}}
 	z := &hosted{name: "example.com.", server: "dns://test/" + t.Name(), serialMoved: make(chan struct{}, 1), serial: zone.Serial{}.At(100), journal: zone.NewJournal(0, 0)}
-	z.config = &zone.Zone{Name: z.name, Apex: &x.apex}
+	z.config = &zone.Zone{Name: z.name, Apex: &x.corefile.Apex}
 	app := &dns.A{Hdr: dns.RR_Header{Name: "app.example.com.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: net.ParseIP("192.168.0.51")}
 	z.idx = zone.NewIndex(map[string][]dns.RR{"app": {app}})
 	for _, tc := range []struct {

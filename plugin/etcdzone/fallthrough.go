@@ -4,35 +4,12 @@ import (
 	"context"
 	"slices"
 
-	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/request"
 
-	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/miekg/dns"
 )
-
-// parseFallthrough reads "fallthrough [ZONES...]" as the CoreDNS plugins
-// read it (a zone may be a reverse CIDR, 10.0.0.0/8): the questions for
-// names of ZONES (default: every name) that the zones do not hold go to
-// the next plugin.
-func (x *EtcdZone) parseFallthrough(c *caddy.Controller, args []string) error {
-	for _, arg := range args {
-		hosts, port, err := plugin.SplitHostPort(arg)
-		if err != nil || port != "" || len(hosts) == 0 {
-			return c.Errf("fallthrough: %q is not a zone", arg)
-		}
-		for _, h := range hosts {
-			if _, ok := dns.IsDomainName(h); !ok {
-				return c.Errf("fallthrough: %q is not a zone", arg)
-			}
-		}
-	}
-	x.fall.SetZonesFromArgs(args)
-	x.fallWhere = directive.Where(c)
-	return nil
-}
 
 // startFallthrough checks that the zones can fall through, and has the
 // block's etcd plugin leave their names to the plugins after it: the
@@ -45,11 +22,11 @@ func (x *EtcdZone) parseFallthrough(c *caddy.Controller, args []string) error {
 // the names that fall through, which the warning says, unless the etcd
 // plugin has a fallthrough of its own for them.
 func (x *EtcdZone) startFallthrough(zones []*hosted) error {
-	if x.fall.Zones == nil {
+	if x.corefile.Fall.Zones == nil {
 		return nil
 	}
-	if len(x.dnssec.keys) > 0 {
-		return x.errorf(x.fallWhere, "fallthrough: the zones are signed, and the answers of the plugins after etcdzone would not be: validating resolvers would take them for forgeries")
+	if len(x.corefile.DNSSEC.Keys) > 0 {
+		return x.errorf(x.corefile.FallWhere, "fallthrough: the zones are signed, and the answers of the plugins after etcdzone would not be: validating resolvers would take them for forgeries")
 	}
 	kept := x.etcd.Zones[:0:0]
 	for _, name := range x.etcd.Zones {
@@ -61,7 +38,7 @@ func (x *EtcdZone) startFallthrough(zones []*hosted) error {
 	for _, name := range kept {
 		for _, z := range zones {
 			if dnsname.In(z.name, name) && !x.etcd.Fall.Through(z.name) {
-				log.Warningf(fallsToEtcd, x.fallWhere, z.name, name, name, z.name)
+				log.Warningf(fallsToEtcd, x.corefile.FallWhere, z.name, name, name, z.name)
 			}
 		}
 	}
@@ -82,7 +59,7 @@ const fallsToEtcd = "%s: fallthrough: zone %s lies in the etcd plugin's zone %s:
 // the owner of a CNAME exists) nor in etcd (a name whose records the view
 // shows none of is the view's to answer).
 func (x *EtcdZone) fallsThrough(state request.Request, z *hosted, m *dns.Msg) bool {
-	if m.Rcode != dns.RcodeNameError || len(m.Answer) > 0 || !x.fall.Through(state.Name()) {
+	if m.Rcode != dns.RcodeNameError || len(m.Answer) > 0 || !x.corefile.Fall.Through(state.Name()) {
 		return false
 	}
 	v := z.current.Load()

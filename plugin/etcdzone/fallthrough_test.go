@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
 	"github.com/coredns/coredns/plugin/pkg/fall"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/setuptest"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
@@ -49,7 +49,7 @@ func TestFallthrough(t *testing.T) {
 		externaldns.Record{Name: "dangling.example.com", Type: "CNAME", Targets: []string{"gone.example.com"}},
 	)...)
 	x.Next = nextAnswer
-	x.fall.SetZonesFromArgs(nil)
+	x.corefile.Fall.SetZonesFromArgs(nil)
 	for _, tc := range []struct {
 		name  string
 		qtype uint16
@@ -72,7 +72,7 @@ func TestFallthrough(t *testing.T) {
 		}
 	}
 
-	x.fall.SetZonesFromArgs([]string{"lan.example.com"})
+	x.corefile.Fall.SetZonesFromArgs([]string{"lan.example.com"})
 	if m := exchange(t, x, "nothing.example.com.", dns.TypeA); fromNext(m) || m.Rcode != dns.RcodeNameError {
 		t.Errorf("nothing.example.com outside fallthrough's zones: %v, want the zone's NXDOMAIN", m)
 	}
@@ -80,7 +80,7 @@ func TestFallthrough(t *testing.T) {
 		t.Errorf("printer.lan.example.com inside fallthrough's zones: %v, want the next plugin's answer", m)
 	}
 
-	x.fall = fall.F{}
+	x.corefile.Fall = fall.F{}
 	if m := exchange(t, x, "nothing.example.com.", dns.TypeA); fromNext(m) || m.Rcode != dns.RcodeNameError {
 		t.Errorf("nothing.example.com without fallthrough: %v, want the zone's NXDOMAIN", m)
 	}
@@ -111,7 +111,7 @@ func TestFallthroughView(t *testing.T) {
 	}}}}
 	runTestZone(t, x)
 	x.Next = nextAnswer
-	x.fall.SetZonesFromArgs(nil)
+	x.corefile.Fall.SetZonesFromArgs(nil)
 	if m := exchange(t, x, "nothing.example.com.", dns.TypeA); len(m.Answer) != 1 || m.Answer[0].(*dns.TXT).Txt[0] != "view" {
 		t.Errorf("nothing.example.com: %v, want the view's Fallthrough", m)
 	}
@@ -125,14 +125,14 @@ func TestFallthroughView(t *testing.T) {
 // the plugins after it goes past the etcd plugin.
 func TestFallthroughLeavesEtcdPlugin(t *testing.T) {
 	x := &EtcdZone{etcd: &etcd.Etcd{Zones: []string{"example.com.", "lab.example.com.", "example.org."}}}
-	x.fall.SetZonesFromArgs(nil)
+	x.corefile.Fall.SetZonesFromArgs(nil)
 	if err := x.startFallthrough([]*hosted{{name: "example.com."}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"example.org."}; !slices.Equal(x.etcd.Zones, want) {
 		t.Errorf("the etcd plugin's zones: %v, want %v", x.etcd.Zones, want)
 	}
-	x.dnssec.keys = []string{"Kexample.com.+013+12345"}
+	x.corefile.DNSSEC.Keys = []string{"Kexample.com.+013+12345"}
 	if err := x.startFallthrough(nil); err == nil {
 		t.Error("fallthrough in a signed zone: no error")
 	}
@@ -143,8 +143,8 @@ func TestFallthroughLeavesEtcdPlugin(t *testing.T) {
 // the names that fall through, which a warning at start says, naming both
 // zones and what to change.
 func TestFallthroughBelowEtcdPlugin(t *testing.T) {
-	x := &EtcdZone{etcd: &etcd.Etcd{Zones: []string{".", "example.org."}}, fallWhere: "Corefile:3"}
-	x.fall.SetZonesFromArgs(nil)
+	x := &EtcdZone{etcd: &etcd.Etcd{Zones: []string{".", "example.org."}}, corefile: config.Config{FallWhere: "Corefile:3"}}
+	x.corefile.Fall.SetZonesFromArgs(nil)
 	var out bytes.Buffer
 	golog.SetOutput(&out)
 	err := x.startFallthrough([]*hosted{{name: "example.com."}})
@@ -183,22 +183,4 @@ func TestSetupFallthrough(t *testing.T) {
 		{"etcdzone {\n fallthrough bad..zone\n}", true, `fallthrough: "bad..zone" is not a zone`},
 		{"etcdzone {\n fallthrough lan.example.com:53\n}", true, `fallthrough: "lan.example.com:53" is not a zone`},
 	})
-}
-
-// TestParseFallthrough reads fallthrough's zones as the CoreDNS plugins do:
-// every name without them, a reverse CIDR as its zones.
-func TestParseFallthrough(t *testing.T) {
-	for corefile, want := range map[string][]string{
-		"etcdzone":                    nil,
-		"etcdzone {\n fallthrough\n}": {"."},
-		"etcdzone {\n fallthrough LAN.example.com 10.0.0.0/8\n}": {"lan.example.com.", "10.in-addr.arpa."},
-	} {
-		x, err := parse(caddy.NewTestController("dns", corefile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(x.fall.Zones, want) {
-			t.Errorf("%q: fallthrough's zones %v, want %v", corefile, x.fall.Zones, want)
-		}
-	}
 }

@@ -1,7 +1,6 @@
 package etcdzone
 
 import (
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -17,44 +16,35 @@ import (
 // reach it; and that the names of update_allow lie in the zones.
 func (x *EtcdZone) placeFixed(zones []*hosted) error {
 	in := byName(zones)
-	for _, d := range x.delegations {
-		_, z, _ := in.Deepest(d.name)
-		if z == nil || z.name == d.name {
-			return x.errorf(d.where, "%q: a delegation must lie below one of the zones %v", d.name, zoneNames(zones))
+	for _, d := range x.corefile.Delegations {
+		_, z, _ := in.Deepest(d.Name)
+		if z == nil || z.name == d.Name {
+			return x.errorf(d.Where, "%q: a delegation must lie below one of the zones %v", d.Name, zoneNames(zones))
 		}
-		z.fixed["delegate "+d.name] = x.apex.NSSet(d.name, d.ns)
-		z.config.Cuts = append(z.config.Cuts, d.name)
-		for _, ns := range d.ns {
-			if dnsname.In(ns, d.name) && !slices.ContainsFunc(x.glue, func(g glue) bool { return g.name == ns }) {
-				return x.errorf(d.where, "%q lies inside %s: give its address with glue", ns, d.name)
+		z.fixed["delegate "+d.Name] = x.corefile.Apex.NSSet(d.Name, d.NS)
+		z.config.Cuts = append(z.config.Cuts, d.Name)
+		for _, ns := range d.NS {
+			if dnsname.In(ns, d.Name) && !x.corefile.Glued(ns) {
+				return x.errorf(d.Where, "%q lies inside %s: give its address with glue", ns, d.Name)
 			}
 		}
 	}
-	for _, g := range x.glue {
-		_, z, _ := in.Deepest(g.name)
+	for _, g := range x.corefile.Glue {
+		_, z, _ := in.Deepest(g.Name)
 		switch {
 		case z == nil:
-			return x.errorf(g.where, "%q: glue must lie inside one of the zones %v", g.name, zoneNames(zones))
-		case !x.namesServer(g.name):
-			return x.errorf(g.where, "%q is no name server of ns or of a delegation", g.name)
+			return x.errorf(g.Where, "%q: glue must lie inside one of the zones %v", g.Name, zoneNames(zones))
+		case !slices.Contains(x.corefile.NameServers(), g.Name):
+			return x.errorf(g.Where, "%q is no name server of ns or of a delegation", g.Name)
 		}
-		z.fixed["glue "+g.name] = x.apex.AddressRecords(g.name, g.addrs)
+		z.fixed["glue "+g.Name] = x.corefile.Apex.AddressRecords(g.Name, g.Addrs)
 	}
-	for _, r := range x.rules {
+	for _, r := range x.corefile.Rules {
 		if name := strings.TrimPrefix(r.Name, "*."); name != "@" && name != "*" && name != dnsname.Challenge+"*" && !in.Holds(name) {
 			return x.errorf(r.Where, "%q: update_allow's name must lie in one of the zones %v", r.Name, zoneNames(zones))
 		}
 	}
 	return nil
-}
-
-// namesServer reports whether the Corefile names name as a name server: in
-// ns or in a delegation.
-func (x *EtcdZone) namesServer(name string) bool {
-	if slices.Contains(x.apex.NS, name) {
-		return true
-	}
-	return slices.ContainsFunc(x.delegations, func(d delegation) bool { return slices.Contains(d.ns, name) })
 }
 
 // zoneNames returns the names of zones.
@@ -64,21 +54,6 @@ func zoneNames(zones []*hosted) []string {
 		names[i] = z.name
 	}
 	return names
-}
-
-// delegation is a subdomain the Corefile delegates to other name servers.
-type delegation struct {
-	name string   // the zone cut, lower case and fully qualified
-	ns   []string // its name servers
-	// where is the Corefile's file and line, for start-up errors.
-	where string
-}
-
-// glue is the address of a name server inside the zone, from the Corefile.
-type glue struct {
-	name  string
-	addrs []netip.Addr
-	where string
 }
 
 // warnLoaded warns of what z, loaded for the first time as v, lacks that
@@ -91,25 +66,14 @@ func (x *EtcdZone) warnLoaded(z *hosted, v *zone.Version) {
 	if z.idx.Len() == len(z.fixed) {
 		log.Warningf("zone %s loaded with no records: etcd (%s) holds no key at or below %s; check that the etcd plugin's zone and path are where external-dns writes (its --coredns-prefix), unless it has written nothing yet", z.name, x.client, z.apexKey)
 	}
-	for _, ns := range x.nameServers() {
+	for _, ns := range x.corefile.NameServers() {
 		if _, in, _ := x.byName.Deepest(ns); in != z || len(v.Addresses(ns)) > 0 {
 			continue
 		}
-		if slices.ContainsFunc(x.glue, func(g glue) bool { return g.name == ns }) {
+		if x.corefile.Glued(ns) {
 			log.Warningf("zone %s shows no address of its name server %s: the view leaves out every address of its glue (it has no global address of their family); give glue an address the view can show", z.name, ns)
 			continue
 		}
 		log.Warningf("zone %s holds no address of its name server %s, which lies inside it: NS answers and referrals carry none, and resolvers may not reach it; add its addresses to etcdzone (glue %s ADDRESS...) or write its A or AAAA record to etcd", z.name, ns, ns)
 	}
-}
-
-// nameServers returns the names of the name servers the Corefile names, in
-// ns and in the delegations, each once.
-func (x *EtcdZone) nameServers() []string {
-	names := slices.Clone(x.apex.NS)
-	for _, d := range x.delegations {
-		names = append(names, d.ns...)
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
@@ -24,8 +25,8 @@ import (
 func TestWarnLoaded(t *testing.T) {
 	host := &zone.Source{Key: "/skydns/com/example/app/1", Owner: "app.example.com.", RRs: []dns.RR{test.A("app.example.com. 300 IN A 192.0.2.1")}}
 	nsHost := &zone.Source{Key: "/skydns/com/example/ns1/1", Owner: "ns1.example.com.", RRs: []dns.RR{test.A("ns1.example.com. 300 IN A 192.0.2.10")}}
-	private := []glue{{name: "ns1.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.168.0.10")}}}
-	public := []glue{{name: "ns1.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10")}}}
+	private := []config.Glue{{Name: "ns1.example.com.", Addrs: []netip.Addr{netip.MustParseAddr("192.168.0.10")}}}
+	public := []config.Glue{{Name: "ns1.example.com.", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10")}}}
 	dropsPrivate := &horizon.State{Show: func(rrs []dns.RR) []dns.RR {
 		var out []dns.RR
 		for _, rr := range rrs {
@@ -43,7 +44,7 @@ func TestWarnLoaded(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		sources []*zone.Source
-		glue    []glue
+		glue    []config.Glue
 		st      *horizon.State
 		want    []string
 	}{
@@ -55,9 +56,9 @@ func TestWarnLoaded(t *testing.T) {
 		{"glue the view leaves out", []*zone.Source{host}, private, dropsPrivate, []string{dropped}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := &EtcdZone{apex: zone.Apex{NS: []string{"ns1.example.com.", "ns2.example.net."}, TTL: 3600}, glue: tc.glue}
+			x := &EtcdZone{corefile: config.Config{Apex: zone.Apex{NS: []string{"ns1.example.com.", "ns2.example.net."}, TTL: 3600}, Glue: tc.glue}}
 			z := &hosted{name: "example.com.", apexKey: "/skydns/com/example", fixed: map[string][]dns.RR{}}
-			z.config = &zone.Zone{Name: z.name, Apex: &x.apex}
+			z.config = &zone.Zone{Name: z.name, Apex: &x.corefile.Apex}
 			x.setZones([]*hosted{z})
 			if err := x.placeFixed(x.zones); err != nil {
 				t.Fatal(err)

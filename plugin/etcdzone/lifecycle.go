@@ -58,18 +58,18 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 func (x *EtcdZone) findPlugins(cfg *dnsserver.Config) error {
 	var ok bool
 	if x.etcd, ok = cfg.Handler("etcd").(*etcd.Etcd); !ok {
-		return x.errorf(x.where, "no etcd plugin in this server block")
+		return x.errorf(x.corefile.Where, "no etcd plugin in this server block")
 	}
 	x.xfr, _ = cfg.Handler("transfer").(*transfer.Transfer)
 	x.view = horizon.Of(cfg.Handlers())
-	if len(x.dnssec.keys) > 0 && cfg.Handler("dnssec") != nil {
-		return x.errorf(x.dnssec.where, "dnssec: the block's dnssec plugin would sign the signed zone's answers again; use one of them")
+	if len(x.corefile.DNSSEC.Keys) > 0 && cfg.Handler("dnssec") != nil {
+		return x.errorf(x.corefile.DNSSEC.Where, "dnssec: the block's dnssec plugin would sign the signed zone's answers again; use one of them")
 	}
-	if x.xfr != nil && len(x.apex.NS) == 0 {
-		return x.errorf(x.where, "no ns given: secondaries refuse a zone without NS records")
+	if x.xfr != nil && len(x.corefile.Apex.NS) == 0 {
+		return x.errorf(x.corefile.Where, "no ns given: secondaries refuse a zone without NS records")
 	}
-	if _, ok := cfg.Handler("tsig").(*tsig.TSIGServer); len(x.rules) > 0 && !ok {
-		return x.errorf(x.rules[0].Where, "update needs the tsig plugin in this server block: it checks the UPDATEs' signatures")
+	if _, ok := cfg.Handler("tsig").(*tsig.TSIGServer); len(x.corefile.Rules) > 0 && !ok {
+		return x.errorf(x.corefile.Rules[0].Where, "update needs the tsig plugin in this server block: it checks the UPDATEs' signatures")
 	}
 	return nil
 }
@@ -146,14 +146,14 @@ func (x *EtcdZone) run(zones []*hosted, unclaim func()) {
 func (x *EtcdZone) newStamps(zones []*hosted) (unclaim func(), err error) {
 	treePath := x.tree.id.path
 	switch {
-	case x.xfr == nil && x.serialKey != "":
-		return nil, x.errorf(x.serialKeyWhere, "serial_key: no transfer plugin in this server block: its zones keep no stamp")
+	case x.xfr == nil && x.corefile.SerialKey != "":
+		return nil, x.errorf(x.corefile.SerialKeyWhere, "serial_key: no transfer plugin in this server block: its zones keep no stamp")
 	case x.xfr == nil:
 		return func() {}, nil
-	case x.serialKey != "" && (x.serialKey == treePath || strings.HasPrefix(x.serialKey, strings.TrimSuffix(treePath, "/")+"/")):
-		return nil, x.errorf(x.serialKeyWhere, "serial_key %s lies in the etcd plugin's path %s: it would be read as records", x.serialKey, treePath)
+	case x.corefile.SerialKey != "" && (x.corefile.SerialKey == treePath || strings.HasPrefix(x.corefile.SerialKey, strings.TrimSuffix(treePath, "/")+"/")):
+		return nil, x.errorf(x.corefile.SerialKeyWhere, "serial_key %s lies in the etcd plugin's path %s: it would be read as records", x.corefile.SerialKey, treePath)
 	}
-	prefix := x.serialKey
+	prefix := x.corefile.SerialKey
 	if prefix == "" {
 		kind := "internal"
 		if x.view != nil {
@@ -164,9 +164,9 @@ func (x *EtcdZone) newStamps(zones []*hosted) (unclaim func(), err error) {
 	x.stamps = &stamp.Keeper{Client: x.client, Prefix: prefix}
 	unclaim, err = x.stamps.Claim(x.instance, zoneNames(zones))
 	if err != nil {
-		where := x.serialKeyWhere
+		where := x.corefile.SerialKeyWhere
 		if where == "" {
-			where = x.where
+			where = x.corefile.Where
 		}
 		return nil, x.errorf(where, "%v: give one of the blocks a serial_key of its own", err)
 	}
@@ -231,7 +231,7 @@ func (x *EtcdZone) follow(zones []*hosted) (leave func()) {
 // labels servers: those the Corefile names, or else the etcd plugin's, each
 // with what the Corefile adds to it.
 func (x *EtcdZone) newZones(server string, servers []string) ([]*hosted, error) {
-	names := x.zoneNames
+	names := x.corefile.Zones
 	if len(names) == 0 {
 		names = x.etcd.Zones
 	}
@@ -240,7 +240,7 @@ func (x *EtcdZone) newZones(server string, servers []string) ([]*hosted, error) 
 	byName := make(map[string]*hosted, len(names))
 	for _, name := range names {
 		if !etcdZones.Holds(name) {
-			return nil, x.errorf(x.where, "zone %s is not one of the etcd plugin's zones %v", name, x.etcd.Zones)
+			return nil, x.errorf(x.corefile.Where, "zone %s is not one of the etcd plugin's zones %v", name, x.etcd.Zones)
 		}
 		z := &hosted{
 			name:        name,
@@ -248,8 +248,8 @@ func (x *EtcdZone) newZones(server string, servers []string) ([]*hosted, error) 
 			server:      server,
 			metrics:     series{servers: servers, zone: name},
 			fixed:       map[string][]dns.RR{},
-			journal:     zone.NewJournal(x.journalRecords, x.journalBytes),
-			config:      &zone.Zone{Name: name, Apex: &x.apex, Upstream: chaser{x}},
+			journal:     zone.NewJournal(x.corefile.JournalRecords, x.corefile.JournalBytes),
+			config:      &zone.Zone{Name: name, Apex: &x.corefile.Apex, Upstream: chaser{x}},
 			serialMoved: make(chan struct{}, 1),
 		}
 		zones = append(zones, z)

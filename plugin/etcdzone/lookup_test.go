@@ -7,6 +7,7 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
 
 	"github.com/miekg/dns"
 )
@@ -17,11 +18,11 @@ import (
 // glue, as BIND's does, and not the address of the zone's own name.
 func TestSiblingGlue(t *testing.T) {
 	x := newTestPlugin(t, startTestEtcd(t, zoneRecords...))
-	x.delegations = []delegation{
-		{name: "lab.example.com.", ns: []string{"ns1.lab.example.com.", "ns2.example.net."}},
-		{name: "dev.example.com.", ns: []string{"ns1.lab.example.com.", "app.example.com."}},
+	x.corefile.Delegations = []config.Delegation{
+		{Name: "lab.example.com.", NS: []string{"ns1.lab.example.com.", "ns2.example.net."}},
+		{Name: "dev.example.com.", NS: []string{"ns1.lab.example.com.", "app.example.com."}},
 	}
-	x.glue = []glue{{name: "ns1.lab.example.com.", addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53"), netip.MustParseAddr("2001:db8::53")}}}
+	x.corefile.Glue = []config.Glue{{Name: "ns1.lab.example.com.", Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.53"), netip.MustParseAddr("2001:db8::53")}}}
 	runTestZone(t, x)
 	glue := []dns.RR{test.A("ns1.lab.example.com. 3600 IN A 192.0.2.53"), test.AAAA("ns1.lab.example.com. 3600 IN AAAA 2001:db8::53")}
 	for _, tc := range []test.Case{

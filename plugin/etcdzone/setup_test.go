@@ -3,9 +3,7 @@ package etcdzone
 import (
 	"testing"
 
-	"github.com/coredns/caddy"
 	"github.com/globaladdr/globaladdr/internal/setuptest"
-	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 )
 
 func TestSetup(t *testing.T) {
@@ -73,26 +71,4 @@ func TestSetup(t *testing.T) {
 		{"etcdzone {\n ds lab.example.com x 13 2 AB\n}", true, `ds "lab.example.com x 13 2 AB"`},
 	}
 	setuptest.Run(t, "etcdzone", setup, tests)
-}
-
-func TestParseDefaults(t *testing.T) {
-	c := caddy.NewTestController("dns", "etcdzone {\n ns NS1.Example.NET\n}")
-	x, err := parse(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(x.zoneNames) != 0 {
-		t.Errorf("zones %v, want none given (the etcd plugin's)", x.zoneNames)
-	}
-	if x.journalRecords != 10000 || x.journalBytes != 4<<20 {
-		t.Errorf("journal %d records, %d bytes; want 10000 and 4MiB", x.journalRecords, x.journalBytes)
-	}
-	soa := x.apex.SOA("example.com.", 7)
-	want := "example.com.\t3600\tIN\tSOA\tns1.example.net. hostmaster.example.com. 7 3600 600 1209600 300"
-	if soa.String() != want {
-		t.Errorf("SOA\n%s\nwant\n%s", soa, want)
-	}
-	if (&zone.Apex{}).SOA("example.com.", 1).Ns != "example.com." {
-		t.Error("without ns, MNAME is the zone's name")
-	}
 }

@@ -67,7 +67,7 @@ func instanceOf(c *caddy.Controller) any {
 // (the etcd plugin's tls can't be read: give it to etcdzone); unless a block
 // of the same instance opened it already.
 func (x *EtcdZone) openTree() (*sharedTree, error) {
-	cfg := x.conn
+	cfg := x.corefile.Conn
 	if !cfg.Given() {
 		cfg = etcdclient.ClientConfig(x.etcd.Client)
 	}
@@ -80,7 +80,7 @@ func (x *EtcdZone) openTree() (*sharedTree, error) {
 	}
 	c, err := etcdclient.New(cfg, log)
 	if err != nil {
-		return nil, x.errorf(x.where, "%v", err)
+		return nil, x.errorf(x.corefile.Where, "%v", err)
 	}
 	ttl := *x.etcd
 	ttl.Client = c.Client
@@ -100,7 +100,9 @@ func (x *EtcdZone) openTree() (*sharedTree, error) {
 // EtcdConfig implements etcdclient.Holder: the block's from etcd sources
 // (globaladdr's) read their keys over the connection the Corefile gives
 // etcdzone, unless it gives them one of their own.
-func (x *EtcdZone) EtcdConfig() (etcdclient.Config, bool) { return x.conn, x.conn.Given() }
+func (x *EtcdZone) EtcdConfig() (etcdclient.Config, bool) {
+	return x.corefile.Conn, x.corefile.Conn.Given()
+}
 
 // release has a block stop reading t: the last one stops following it and
 // closes its connection.

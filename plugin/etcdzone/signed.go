@@ -59,40 +59,40 @@ func (g *signing) stampText() string {
 // newSigners gives each of zones its signer when the Corefile has keys, and
 // puts the delegations' DS records into the zones.
 func (x *EtcdZone) newSigners(zones []*hosted) error {
-	d := x.dnssec
-	if len(d.keys) == 0 {
-		if len(d.ds) > 0 {
-			return x.errorf(d.ds[0].where, "ds needs dnssec: the zone is not signed")
+	d := x.corefile.DNSSEC
+	if len(d.Keys) == 0 {
+		if len(d.DS) > 0 {
+			return x.errorf(d.DS[0].Where, "ds needs dnssec: the zone is not signed")
 		}
 		return nil
 	}
-	opts := d.opts
-	opts.KeyTTL = x.apex.TTL
+	opts := d.Options
+	opts.KeyTTL = x.corefile.Apex.TTL
 	if err := opts.Check(); err != nil {
-		return x.errorf(d.where, "dnssec_validity, dnssec_refresh, dnssec_jitter: %v", err)
+		return x.errorf(d.Where, "dnssec_validity, dnssec_refresh, dnssec_jitter: %v", err)
 	}
 	now := time.Now()
 	for _, z := range zones {
-		g := &signing{paths: d.keys, every: tick(opts)}
+		g := &signing{paths: d.Keys, every: tick(opts)}
 		keys, names, err := readKeys(g.paths, z.name)
 		if err != nil {
-			return x.errorf(d.where, "dnssec %s: zone %s: %v", strings.Join(d.keys, " "), z.name, err)
+			return x.errorf(d.Where, "dnssec %s: zone %s: %v", strings.Join(d.Keys, " "), z.name, err)
 		}
 		if g.s, err = signer.New(z.name, keys, opts, now); err != nil {
-			return x.errorf(d.where, "dnssec %s: zone %s: %v", strings.Join(d.keys, " "), z.name, err)
+			return x.errorf(d.Where, "dnssec %s: zone %s: %v", strings.Join(d.Keys, " "), z.name, err)
 		}
 		g.keys = names
 		z.signing = g
 	}
 	in := byName(zones)
-	for _, r := range d.ds {
-		name := r.ds.Hdr.Name
+	for _, r := range d.DS {
+		name := r.Record.Hdr.Name
 		_, z, _ := in.Deepest(name)
 		if z == nil || !slices.Contains(z.config.Cuts, name) {
-			return x.errorf(r.where, "ds %s: not a delegation of the zones %v", name, zoneNames(zones))
+			return x.errorf(r.Where, "ds %s: not a delegation of the zones %v", name, zoneNames(zones))
 		}
-		ds := dns.Copy(r.ds)
-		ds.Header().Ttl = x.apex.TTL
+		ds := dns.Copy(r.Record)
+		ds.Header().Ttl = x.corefile.Apex.TTL
 		z.fixed["ds "+name] = append(z.fixed["ds "+name], ds)
 	}
 	return nil

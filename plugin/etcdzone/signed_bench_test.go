@@ -13,6 +13,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/poll"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
 
 	"github.com/miekg/dns"
 )
@@ -53,7 +54,7 @@ func BenchmarkSignedStartup(b *testing.B) {
 				x := newTestPlugin(b, s)
 				zones := setZones(b, x)
 				if signed {
-					x.dnssec = dnssecConfig{keys: []string{dir}, where: b.Name()}
+					x.corefile.DNSSEC = config.DNSSEC{Keys: []string{dir}, Where: b.Name()}
 					if err := x.newSigners(zones); err != nil {
 						b.Fatal(err)
 					}

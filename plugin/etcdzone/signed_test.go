@@ -14,6 +14,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/internal/prereq"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
@@ -35,7 +36,7 @@ func TestSignedCNAMELoopAcrossZones(t *testing.T) {
 	)
 	x := newTestPlugin(t, s, "example.com.", "example.org.")
 	x.etcd.Zones = []string{"example.com.", "example.org."}
-	x.dnssec = dnssecConfig{keys: []string{dir}, where: t.Name()}
+	x.corefile.DNSSEC = config.DNSSEC{Keys: []string{dir}, Where: t.Name()}
 	x.view = revisionView{&horizon.State{Show: func(rrs []dns.RR) []dns.RR { return rrs }}}
 	zones := setZones(t, x)
 	if err := x.newSigners(zones); err != nil {

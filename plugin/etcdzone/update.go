@@ -33,7 +33,7 @@ func (x *EtcdZone) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns
 func (x *EtcdZone) takeUpdate(ctx context.Context, r *dns.Msg, z *hosted) (rcode int, result string) {
 	key, signed := tsig.ValidatedKeyName(ctx)
 	switch {
-	case len(x.rules) == 0:
+	case len(x.corefile.Rules) == 0:
 		return dns.RcodeRefused, "disabled"
 	case !signed:
 		log.Debugf("zone %s: unsigned UPDATE refused", z.name)
@@ -52,7 +52,7 @@ func (x *EtcdZone) takeUpdate(ctx context.Context, r *dns.Msg, z *hosted) (rcode
 	default:
 		return rcode, "malformed"
 	}
-	lease, denied, ok := u.Permitted(x.rules, key)
+	lease, denied, ok := u.Permitted(x.corefile.Rules, key)
 	if !ok {
 		log.Infof("zone %s: UPDATE of %s with key %s refused: no rule lets it", z.name, denied, key)
 		return dns.RcodeRefused, "denied"
@@ -149,7 +149,7 @@ func (s store) commit(ctx context.Context, reads []clientv3.Cmp, puts []*update.
 		var opts []clientv3.OpOption
 		if e.Lease {
 			if leaseID == 0 {
-				grant, err := cli.Grant(ctx, int64(s.x.updateLease/time.Second))
+				grant, err := cli.Grant(ctx, int64(s.x.corefile.UpdateLease/time.Second))
 				if err != nil {
 					return false, fmt.Errorf("granting a lease: %w", err)
 				}

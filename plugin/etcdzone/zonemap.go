@@ -30,10 +30,10 @@ func (x *EtcdZone) checkReach(zones []*hosted) error {
 		if reach.reaches(z.name) {
 			continue
 		}
-		if len(x.zoneNames) > 0 {
-			return x.errorf(x.where, "zone %s lies outside the server block's zones %v: no query of the block reaches it; name it in the block's key, or leave it out", z.name, x.blockZones)
+		if len(x.corefile.Zones) > 0 {
+			return x.errorf(x.corefile.Where, "zone %s lies outside the server block's zones %v: no query of the block reaches it; name it in the block's key, or leave it out", z.name, x.blockZones)
 		}
-		return x.errorf(x.where, "zone %s of the etcd plugin lies outside the server block's zones %v: no query of the block reaches it; give etcd the block's zones (etcd %s)", z.name, x.blockZones, strings.Join(x.blockZones, " "))
+		return x.errorf(x.corefile.Where, "zone %s of the etcd plugin lies outside the server block's zones %v: no query of the block reaches it; give etcd the block's zones (etcd %s)", z.name, x.blockZones, strings.Join(x.blockZones, " "))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package etcdzone
+package config
 
 import (
 	"slices"
@@ -18,34 +18,35 @@ const defaultUpdateLease = 3 * time.Hour
 
 // parseUpdateKeys reads "update KEY...": the TSIG keys that may add and
 // delete ACME challenges.
-func (x *EtcdZone) parseUpdateKeys(c *caddy.Controller, args []string) error {
+func parseUpdateKeys(c *caddy.Controller, args []string) ([]update.Rule, error) {
 	keys, err := parseNames(c, args)
 	if err == nil && len(keys) == 0 {
 		err = c.Errf("update needs the names of TSIG keys")
 	}
+	var rules []update.Rule
 	for _, key := range keys {
-		x.rules = append(x.rules, update.ChallengeRule(key, directive.Where(c)))
+		rules = append(rules, update.ChallengeRule(key, directive.Where(c)))
 	}
-	return err
+	return rules, err
 }
 
 // parseUpdateAllow reads "update_allow KEY NAME TYPE...".
-func (x *EtcdZone) parseUpdateAllow(c *caddy.Controller, args []string) error {
+func parseUpdateAllow(c *caddy.Controller, args []string) (update.Rule, error) {
 	if len(args) < 3 {
-		return c.Errf("update_allow needs a TSIG key, a name and record types")
+		return update.Rule{}, c.Errf("update_allow needs a TSIG key, a name and record types")
 	}
 	key, err := parseName(c, args[:1])
 	if err != nil {
-		return err
+		return update.Rule{}, err
 	}
 	r := update.Rule{Key: key, Name: strings.ToLower(args[1]), Where: directive.Where(c)}
 	if r.Name != "@" && r.Name != "*" {
 		name := strings.TrimPrefix(r.Name, "*.")
 		if strings.Contains(name, "*") {
-			return c.Errf("%q: update_allow takes a name, @, * or *.NAME", args[1])
+			return update.Rule{}, c.Errf("%q: update_allow takes a name, @, * or *.NAME", args[1])
 		}
 		if _, err := parseName(c, []string{name}); err != nil {
-			return err
+			return update.Rule{}, err
 		}
 		r.Name = strings.TrimSuffix(r.Name, name) + dns.Fqdn(name)
 	}
@@ -56,11 +57,10 @@ func (x *EtcdZone) parseUpdateAllow(c *caddy.Controller, args []string) error {
 		case ok && slices.Contains(update.Updatable, t):
 			r.Types = append(r.Types, t)
 		default:
-			return c.Errf("%q: update_allow takes the types A, AAAA, CNAME, TXT or *", arg)
+			return update.Rule{}, c.Errf("%q: update_allow takes the types A, AAAA, CNAME, TXT or *", arg)
 		}
 	}
-	x.rules = append(x.rules, r)
-	return nil
+	return r, nil
 }
 
 // parseLease reads update_lease: a duration of whole seconds, at least 10 s

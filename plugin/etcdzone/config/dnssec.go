@@ -1,4 +1,4 @@
-package etcdzone
+package config
 
 import (
 	"os"
@@ -13,27 +13,27 @@ import (
 	"github.com/miekg/dns"
 )
 
-// dnssecConfig is what the Corefile says about signing the zones.
-type dnssecConfig struct {
-	// keys are the key files' prefixes (Kexample.com.+013+12345) and the
+// DNSSEC is what the Corefile says about signing the zones.
+type DNSSEC struct {
+	// Keys are the key files' prefixes (Kexample.com.+013+12345) and the
 	// directories of key files given; none: the zones are not signed.
-	keys []string
-	opts signer.Options
-	// ds are the DS records of delegations.
-	ds []dsRecord
-	// where is the Corefile's file and line of the last property of
+	Keys    []string
+	Options signer.Options
+	// DS are the DS records of delegations.
+	DS []DS
+	// Where is the Corefile's file and line of the last property of
 	// signing, for the errors found at start-up.
-	where string
+	Where string
 }
 
-// dsRecord is a delegation's DS record from the Corefile.
-type dsRecord struct {
-	ds    *dns.DS
-	where string
+// DS is a delegation's DS record from the Corefile.
+type DS struct {
+	Record *dns.DS
+	Where  string
 }
 
-// parseDNSSEC reads the properties of signing, and reports whether property
-// is one of them:
+// parse reads the properties of signing, and reports whether property is
+// one of them:
 //
 //	dnssec KEY...                  key file prefixes or directories of key files
 //	dnssec_denial nsec3|nsec
@@ -41,8 +41,7 @@ type dsRecord struct {
 //	dnssec_refresh DURATION        made anew this long before they expire (5d)
 //	dnssec_jitter DURATION         expiries spread over this much (12h)
 //	ds NAME TAG ALGORITHM DIGESTTYPE DIGEST   a delegation's DS record
-func (x *EtcdZone) parseDNSSEC(c *caddy.Controller, property string, args []string) (bool, error) {
-	d := &x.dnssec
+func (d *DNSSEC) parse(c *caddy.Controller, property string, args []string) (bool, error) {
 	var err error
 	switch property {
 	case "dnssec":
@@ -52,50 +51,50 @@ func (x *EtcdZone) parseDNSSEC(c *caddy.Controller, property string, args []stri
 		case len(args) != 1:
 			err = c.ArgErr()
 		case args[0] == "nsec3" || args[0] == "nsec":
-			d.opts.NSEC = args[0] == "nsec"
+			d.Options.NSEC = args[0] == "nsec"
 		default:
 			err = c.Errf("dnssec_denial %q: nsec3 or nsec", args[0])
 		}
 	case "dnssec_validity":
-		d.opts.Validity, err = parseDays(c, property, args)
+		d.Options.Validity, err = parseDays(c, property, args)
 	case "dnssec_refresh":
-		d.opts.Refresh, err = parseDays(c, property, args)
+		d.Options.Refresh, err = parseDays(c, property, args)
 	case "dnssec_jitter":
-		d.opts.Jitter, err = parseDays(c, property, args)
+		d.Options.Jitter, err = parseDays(c, property, args)
 	case "ds":
 		err = d.parseDS(c, args)
 	default:
 		return false, nil
 	}
 	if err == nil && property != "ds" {
-		d.where = directive.Where(c)
+		d.Where = directive.Where(c)
 	}
 	return true, err
 }
 
 // parseKeys reads "dnssec KEY...": each key file prefix must name a key
 // that reads (KEY.key and KEY.private), each directory hold keys.
-func (d *dnssecConfig) parseKeys(c *caddy.Controller, args []string) error {
+func (d *DNSSEC) parseKeys(c *caddy.Controller, args []string) error {
 	if len(args) == 0 {
 		return c.Errf("dnssec needs key file prefixes or directories of key files")
 	}
 	for _, arg := range args {
 		for path := range strings.FieldsSeq(arg) {
 			if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-				d.keys = append(d.keys, path)
+				d.Keys = append(d.Keys, path)
 				continue
 			}
 			if _, err := signer.ReadKey(path); err != nil {
 				return c.Errf("dnssec %q: %v", path, err)
 			}
-			d.keys = append(d.keys, path)
+			d.Keys = append(d.Keys, path)
 		}
 	}
 	return nil
 }
 
 // parseDS reads "ds NAME TAG ALGORITHM DIGESTTYPE DIGEST".
-func (d *dnssecConfig) parseDS(c *caddy.Controller, args []string) error {
+func (d *DNSSEC) parseDS(c *caddy.Controller, args []string) error {
 	if len(args) < 5 {
 		return c.Errf("ds needs a delegation's name, key tag, algorithm, digest type and digest")
 	}
@@ -108,7 +107,7 @@ func (d *dnssecConfig) parseDS(c *caddy.Controller, args []string) error {
 	if err != nil {
 		return c.Errf("ds %q: %v", strings.Join(args, " "), err)
 	}
-	d.ds = append(d.ds, dsRecord{ds: rr.(*dns.DS), where: directive.Where(c)})
+	d.DS = append(d.DS, DS{Record: rr.(*dns.DS), Where: directive.Where(c)})
 	return nil
 }
 
