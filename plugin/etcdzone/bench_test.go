@@ -84,8 +84,8 @@ func BenchmarkNewZones(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		zones, err := x.newZones("dns://bench", nil)
-		if err != nil || zones[1].apexKey != "/skydns/example/z0/in" {
-			b.Fatalf("%v; apex key of %s: %s", err, zones[1].name, zones[1].apexKey)
+		if err != nil || zones[1].ApexKey() != "/skydns/example/z0/in" {
+			b.Fatalf("%v; apex key of %s: %s", err, zones[1].Name(), zones[1].ApexKey())
 		}
 	}
 }

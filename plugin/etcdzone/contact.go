@@ -14,7 +14,7 @@ import (
 // or more without an answer, and logs when the zones expire (no answer for
 // the SOA's expire: their queries get SERVFAIL) and when they are back,
 // until ctx ends.
-func (x *EtcdZone) watchContact(ctx context.Context, zones []*hosted) {
+func (x *EtcdZone) watchContact(ctx context.Context, zones []*blockZone) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	expired := false
@@ -49,7 +49,7 @@ func (x *EtcdZone) expired() bool {
 }
 
 // listed names zones in the log: at most five, and how many more.
-func listed(zones []*hosted) string {
+func listed(zones []*blockZone) string {
 	names := zoneNames(zones)
 	if len(names) > 5 {
 		names = append(names[:5], fmt.Sprintf("and %d more", len(names)-5))

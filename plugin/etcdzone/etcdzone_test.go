@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"slices"
 	"testing"
@@ -21,9 +20,9 @@ import (
 	"github.com/globaladdr/globaladdr/internal/poll"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/hosted"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
-	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -94,8 +93,13 @@ func newTestPlugin(t testing.TB, s *etcdtest.Server, names ...string) *EtcdZone 
 	return x
 }
 
+// testZone returns a zone name that follows nothing.
+func testZone(name string) *blockZone {
+	return &blockZone{Zone: hosted.New(&hosted.Block{}, &zone.Zone{Name: name}, "", "", nil, nil)}
+}
+
 // setZones makes x's zones, as start does, and returns them.
-func setZones(t testing.TB, x *EtcdZone) []*hosted {
+func setZones(t testing.TB, x *EtcdZone) []*blockZone {
 	t.Helper()
 	zones, err := x.newZones("dns://test/"+t.Name(), nil)
 	if err != nil {
@@ -132,7 +136,7 @@ const testSOA = "example.com. 3600 IN SOA ns1.example.net. hostmaster.example.co
 // delegation: each gets the answer an authoritative server gives.
 func TestServeDNS(t *testing.T) {
 	x, _ := newTestZone(t, zoneRecords...)
-	soa := test.SOA(fmt.Sprintf(testSOA, x.zones[0].serial.Value()))
+	soa := test.SOA(fmt.Sprintf(testSOA, x.zones[0].Current().Serial.Value()))
 	ns := test.NS("example.com. 3600 IN NS ns1.example.net.")
 	cname := test.CNAME("www.example.com. 300 IN CNAME app.example.com.")
 	appA := test.A("app.example.com. 300 IN A 192.168.0.51")
@@ -217,7 +221,7 @@ func TestChanges(t *testing.T) {
 	}
 	serialAt := func(what string, rev int64) {
 		t.Helper()
-		if got, want := z.current.Load().SOA().Serial, (zone.Serial{}).At(rev).Value(); got != want {
+		if got, want := z.Current().SOA().Serial, (zone.Serial{}).At(rev).Value(); got != want {
 			t.Errorf("%s: serial %d, want %d (revision %d)", what, got, want, rev)
 		}
 	}
@@ -342,7 +346,7 @@ func TestOwnershipBesideHost(t *testing.T) {
 		t.Errorf("CNAME query: %v", m)
 	}
 	types := map[string][]uint16{}
-	for _, rr := range x.zones[0].current.Load().Records() {
+	for _, rr := range x.zones[0].Current().Records() {
 		types[rr.Header().Name] = append(types[rr.Header().Name], rr.Header().Rrtype)
 	}
 	for name, want := range map[string][]uint16{"app.example.com.": {dns.TypeA, dns.TypeTXT}, "www.example.com.": {dns.TypeCNAME}} {
@@ -355,7 +359,7 @@ func TestOwnershipBesideHost(t *testing.T) {
 // TestTransferIXFR checks the up-to-date IXFR and the full transfer.
 func TestTransferIXFR(t *testing.T) {
 	x, _ := newTestZone(t, zoneRecords...)
-	current := x.zones[0].current.Load().SOA().Serial
+	current := x.zones[0].Current().SOA().Serial
 	for _, tc := range []struct {
 		serial uint32
 		whole  bool
@@ -426,49 +430,6 @@ func TestForeignUpdate(t *testing.T) {
 	}
 }
 
-// revisionView is a view whose global addresses were written at rev.
-type revisionView struct{ state *horizon.State }
-
-func (v revisionView) Current() *horizon.State          { return v.state }
-func (v revisionView) Subscribe(func()) func()          { return func() {} }
-func (v revisionView) Serve([]string) (undo func())     { return func() {} }
-func (v revisionView) Judged(context.Context, []dns.RR) {}
-func (v revisionView) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, next plugin.Handler) (int, error) {
-	return plugin.NextOrFailure("view", next, ctx, w, r)
-}
-
-// TestRejudgeMovesSerial changes the view's global addresses, written at a
-// revision before the zone's last change: the serial moves all the same, so
-// that the secondaries transfer the zone with the new addresses; a new
-// state of the view that shows the zone alike leaves it. (The first state
-// publishes the zone at the serial of its last change.)
-func TestRejudgeMovesSerial(t *testing.T) {
-	x := &EtcdZone{corefile: config.Config{Apex: testApex}}
-	z := &hosted{name: "example.com.", server: "dns://test/" + t.Name(), serialMoved: make(chan struct{}, 1), serial: zone.Serial{}.At(100), journal: zone.NewJournal(0, 0)}
-	z.config = &zone.Zone{Name: z.name, Apex: &x.corefile.Apex}
-	app := &dns.A{Hdr: dns.RR_Header{Name: "app.example.com.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: net.ParseIP("192.168.0.51")}
-	z.idx = zone.NewIndex(map[string][]dns.RR{"app": {app}})
-	for _, tc := range []struct {
-		rev    int64
-		global string
-		moves  bool
-	}{{50, "203.0.113.1", false}, {50, "203.0.113.2", true}, {50, "203.0.113.2", false}, {150, "203.0.113.3", true}} {
-		x.view = revisionView{&horizon.State{Revision: tc.rev, Rules: "global " + tc.global, Show: func(rrs []dns.RR) []dns.RR {
-			global := dns.Copy(rrs[0]).(*dns.A)
-			global.A = net.ParseIP(tc.global)
-			return []dns.RR{global}
-		}}}
-		before := z.serial
-		x.rejudge(z)
-		if moved := zone.Newer(z.serial.Value(), before.Value()); moved != tc.moves {
-			t.Errorf("addresses %s of revision %d: serial %d after %d, want moved %v", tc.global, tc.rev, z.serial.Value(), before.Value(), tc.moves)
-		}
-	}
-	if want := (zone.Serial{}.At(150)).Value(); z.serial.Value() != want {
-		t.Errorf("serial %d, want %d, that of the addresses' revision", z.serial.Value(), want)
-	}
-}
-
 // TestInnerZone serves example.com and lan.example.com: each key is in one
 // zone, the deepest, so the outer zone's transfer holds none of the inner
 // one's records, and each zone answers its own names.
@@ -523,9 +484,9 @@ func TestZoneMap(t *testing.T) {
 	if !dnsname.Set([]string{"."}).Holds("example.com.") || !dnsname.Set([]string{"."}).Holds(".") {
 		t.Error("the root holds no name")
 	}
-	zones := []*hosted{{name: "example.com."}, {name: "lan.example.com."}}
+	zones := []*blockZone{testZone("example.com."), testZone("lan.example.com.")}
 	m := byName(zones)
-	for name, want := range map[string]*hosted{
+	for name, want := range map[string]*blockZone{
 		"example.com.": zones[0], "a.example.com.": zones[0], "lan.example.com.": zones[1], "A.Lan.Example.Com.": zones[1], "example.org.": nil,
 	} {
 		if _, got, _ := m.Deepest(name); got != want {

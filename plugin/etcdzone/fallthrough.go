@@ -21,7 +21,7 @@ import (
 // example.com) is not the zones' to take from it: it stays, and it answers
 // the names that fall through, which the warning says, unless the etcd
 // plugin has a fallthrough of its own for them.
-func (x *EtcdZone) startFallthrough(zones []*hosted) error {
+func (x *EtcdZone) startFallthrough(zones []*blockZone) error {
 	if x.corefile.Fall.Zones == nil {
 		return nil
 	}
@@ -30,15 +30,15 @@ func (x *EtcdZone) startFallthrough(zones []*hosted) error {
 	}
 	kept := x.etcd.Zones[:0:0]
 	for _, name := range x.etcd.Zones {
-		if !slices.ContainsFunc(zones, func(z *hosted) bool { return dnsname.In(name, z.name) }) {
+		if !slices.ContainsFunc(zones, func(z *blockZone) bool { return dnsname.In(name, z.Name()) }) {
 			kept = append(kept, name)
 		}
 	}
 	x.etcd.Zones = kept
 	for _, name := range kept {
 		for _, z := range zones {
-			if dnsname.In(z.name, name) && !x.etcd.Fall.Through(z.name) {
-				log.Warningf(fallsToEtcd, x.corefile.FallWhere, z.name, name, name, z.name)
+			if dnsname.In(z.Name(), name) && !x.etcd.Fall.Through(z.Name()) {
+				log.Warningf(fallsToEtcd, x.corefile.FallWhere, z.Name(), name, name, z.Name())
 			}
 		}
 	}
@@ -58,11 +58,11 @@ const fallsToEtcd = "%s: fallthrough: zone %s lies in the etcd plugin's zone %s:
 // that a wildcard covers, an empty non-terminal, one below a delegation or
 // the owner of a CNAME exists) nor in etcd (a name whose records the view
 // shows none of is the view's to answer).
-func (x *EtcdZone) fallsThrough(state request.Request, z *hosted, m *dns.Msg) bool {
+func (x *EtcdZone) fallsThrough(state request.Request, z *blockZone, m *dns.Msg) bool {
 	if m.Rcode != dns.RcodeNameError || len(m.Answer) > 0 || !x.corefile.Fall.Through(state.Name()) {
 		return false
 	}
-	v := z.current.Load()
+	v := z.Current()
 	return v != nil && len(v.Judged(state.Name(), dns.TypeANY)) == 0
 }
 

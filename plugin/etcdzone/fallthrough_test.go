@@ -15,6 +15,7 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/fixedview"
 	"github.com/globaladdr/globaladdr/internal/setuptest"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
@@ -89,7 +90,7 @@ func TestFallthrough(t *testing.T) {
 // fallView is a view that withholds TXT records, and answers what the
 // plugin leaves to the next one by a TXT record "view" of its own, so that
 // a reply tells who gave it.
-type fallView struct{ revisionView }
+type fallView struct{ fixedview.View }
 
 func (fallView) Fallthrough(_ context.Context, w dns.ResponseWriter, r *dns.Msg, _ plugin.Handler) (int, error) {
 	m := new(dns.Msg)
@@ -106,7 +107,7 @@ func (fallView) Fallthrough(_ context.Context, w dns.ResponseWriter, r *dns.Msg,
 func TestFallthroughView(t *testing.T) {
 	s := startTestEtcd(t, zoneRecords...)
 	x := newTestPlugin(t, s)
-	x.view = fallView{revisionView{&horizon.State{Show: func(rrs []dns.RR) []dns.RR {
+	x.view = fallView{fixedview.View{State: &horizon.State{Show: func(rrs []dns.RR) []dns.RR {
 		return slices.DeleteFunc(slices.Clone(rrs), func(rr dns.RR) bool { return rr.Header().Rrtype == dns.TypeTXT })
 	}}}}
 	runTestZone(t, x)
@@ -126,7 +127,7 @@ func TestFallthroughView(t *testing.T) {
 func TestFallthroughLeavesEtcdPlugin(t *testing.T) {
 	x := &EtcdZone{etcd: &etcd.Etcd{Zones: []string{"example.com.", "lab.example.com.", "example.org."}}}
 	x.corefile.Fall.SetZonesFromArgs(nil)
-	if err := x.startFallthrough([]*hosted{{name: "example.com."}}); err != nil {
+	if err := x.startFallthrough([]*blockZone{testZone("example.com.")}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"example.org."}; !slices.Equal(x.etcd.Zones, want) {
@@ -147,7 +148,7 @@ func TestFallthroughBelowEtcdPlugin(t *testing.T) {
 	x.corefile.Fall.SetZonesFromArgs(nil)
 	var out bytes.Buffer
 	golog.SetOutput(&out)
-	err := x.startFallthrough([]*hosted{{name: "example.com."}})
+	err := x.startFallthrough([]*blockZone{testZone("example.com.")})
 	golog.SetOutput(os.Stderr)
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +170,7 @@ func TestFallthroughBelowEtcdPlugin(t *testing.T) {
 	x.etcd.Fall.SetZonesFromArgs(nil)
 	out.Reset()
 	golog.SetOutput(&out)
-	err = x.startFallthrough([]*hosted{{name: "example.com."}})
+	err = x.startFallthrough([]*blockZone{testZone("example.com.")})
 	golog.SetOutput(os.Stderr)
 	if err != nil || out.Len() > 0 {
 		t.Errorf("the etcd plugin with fallthrough: %v, logged %q", err, out.String())

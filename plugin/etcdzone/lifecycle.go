@@ -2,7 +2,6 @@ package etcdzone
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"path"
 	"strings"
@@ -10,19 +9,17 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/core/dnsserver"
-	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/coredns/coredns/plugin/tsig"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/hosted"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 	"github.com/globaladdr/globaladdr/plugin/pkg/serverlabel"
-
-	"github.com/miekg/dns"
 )
 
 // startWait bounds how long start-up waits for the zones' first load, so
@@ -77,7 +74,7 @@ func (x *EtcdZone) findPlugins(cfg *dnsserver.Config) error {
 // prepare opens the block's etcd tree and makes its zones, checked against
 // the block, with their signers, fallthrough and stamps; unclaim gives the
 // stamps' keys up. On an error it releases the tree.
-func (x *EtcdZone) prepare(cfg *dnsserver.Config) (zones []*hosted, unclaim func(), err error) {
+func (x *EtcdZone) prepare(cfg *dnsserver.Config) (zones []*blockZone, unclaim func(), err error) {
 	if err := x.open(); err != nil {
 		return nil, nil, err
 	}
@@ -102,10 +99,28 @@ func (x *EtcdZone) prepare(cfg *dnsserver.Config) (zones []*hosted, unclaim func
 	return zones, unclaim, nil
 }
 
+// newBlock returns what the block's zones share: the tree, once open, and
+// the view.
+func (x *EtcdZone) newBlock() *hosted.Block {
+	nameServers := map[string]bool{}
+	for _, name := range x.corefile.NameServers() {
+		nameServers[name] = x.corefile.Glued(name)
+	}
+	return &hosted.Block{
+		View:        x.view,
+		Tree:        x.tree.tree,
+		TreeText:    x.tree.id.String(),
+		Etcd:        x.client,
+		NameServers: nameServers,
+		Served:      x.served,
+		Published:   make(chan struct{}, 1),
+	}
+}
+
 // run puts zones in use, as the view's, and starts following them: their
 // loads and watches, etcd's contact, the NOTIFYs and the signing, which
 // x.stop ends, giving up the stamps' keys (unclaim) and the tree.
-func (x *EtcdZone) run(zones []*hosted, unclaim func()) {
+func (x *EtcdZone) run(zones []*blockZone, unclaim func()) {
 	unserve := func() {}
 	if x.view != nil {
 		unserve = x.view.Serve(zoneNames(zones))
@@ -121,10 +136,8 @@ func (x *EtcdZone) run(zones []*hosted, unclaim func()) {
 			done.Add(1)
 			go func() { defer done.Done(); x.announce(ctx, z) }()
 		}
-		if z.signing != nil {
-			done.Add(1)
-			go func() { defer done.Done(); z.signing.run(ctx, z) }()
-		}
+		done.Add(1)
+		go func() { defer done.Done(); z.KeepSigned(ctx) }()
 	}
 	x.stop = func() {
 		unclaim()
@@ -143,7 +156,7 @@ func (x *EtcdZone) run(zones []*hosted, unclaim func()) {
 // of one Corefile share it. Two blocks of the instance can't keep a zone's
 // stamp at one key: they would write each other's, and move the serial at
 // each start. It returns what gives the keys up.
-func (x *EtcdZone) newStamps(zones []*hosted) (unclaim func(), err error) {
+func (x *EtcdZone) newStamps(zones []*blockZone) (unclaim func(), err error) {
 	treePath := x.tree.id.path
 	switch {
 	case x.xfr == nil && x.corefile.SerialKey != "":
@@ -161,8 +174,8 @@ func (x *EtcdZone) newStamps(zones []*hosted) (unclaim func(), err error) {
 		}
 		prefix = path.Join("/globaladdr/serial", treePath, kind)
 	}
-	x.stamps = &stamp.Keeper{Client: x.client, Prefix: prefix}
-	unclaim, err = x.stamps.Claim(x.instance, zoneNames(zones))
+	x.block.Stamps = &stamp.Keeper{Client: x.client, Prefix: prefix}
+	unclaim, err = x.block.Stamps.Claim(x.instance, zoneNames(zones))
 	if err != nil {
 		where := x.corefile.SerialKeyWhere
 		if where == "" {
@@ -174,11 +187,12 @@ func (x *EtcdZone) newStamps(zones []*hosted) (unclaim func(), err error) {
 }
 
 // setZones makes zones x's.
-func (x *EtcdZone) setZones(zones []*hosted) {
+func (x *EtcdZone) setZones(zones []*blockZone) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.zones, x.byName = zones, byName(zones)
-	x.published = make(chan struct{}, 1)
+	x.block.Zones = zoneNames(zones)
+	x.block.Names = dnsname.Set(x.block.Zones)
 }
 
 // open opens the etcd tree the block's zones follow (see openTree).
@@ -196,16 +210,16 @@ func (x *EtcdZone) open() error {
 // follow has zones follow the block's etcd tree, the block's zones as one
 // group (each key is the deepest zone's), and be judged again each time the
 // view changes, until leave.
-func (x *EtcdZone) follow(zones []*hosted) (leave func()) {
+func (x *EtcdZone) follow(zones []*blockZone) (leave func()) {
 	apexes := make([]string, len(zones))
 	followers := make([]etcdtree.Follower, len(zones))
 	for i, z := range zones {
 		z.metrics.set(loadedGauge, 0)
-		apexes[i], followers[i] = z.apexKey, follower{x, z}
+		apexes[i], followers[i] = z.ApexKey(), z.Follower()
 	}
 	subs := x.tree.tree.Join(x, apexes, followers)
 	for i, z := range zones {
-		z.sub.Store(subs[i])
+		z.Joined(subs[i])
 	}
 	unsubscribe := func() {}
 	if x.view != nil {
@@ -230,30 +244,23 @@ func (x *EtcdZone) follow(zones []*hosted) (leave func()) {
 // newZones returns the zones x serves on server, whose metrics carry the
 // labels servers: those the Corefile names, or else the etcd plugin's, each
 // with what the Corefile adds to it.
-func (x *EtcdZone) newZones(server string, servers []string) ([]*hosted, error) {
+func (x *EtcdZone) newZones(server string, servers []string) ([]*blockZone, error) {
+	x.block = x.newBlock()
 	names := x.corefile.Zones
 	if len(names) == 0 {
 		names = x.etcd.Zones
 	}
 	etcdZones := dnsname.Set(x.etcd.Zones)
-	var zones []*hosted
-	byName := make(map[string]*hosted, len(names))
+	var zones []*blockZone
 	for _, name := range names {
 		if !etcdZones.Holds(name) {
 			return nil, x.errorf(x.corefile.Where, "zone %s is not one of the etcd plugin's zones %v", name, x.etcd.Zones)
 		}
-		z := &hosted{
-			name:        name,
-			apexKey:     msg.Path(name, x.etcd.PathPrefix),
-			server:      server,
-			metrics:     series{servers: servers, zone: name},
-			fixed:       map[string][]dns.RR{},
-			journal:     zone.NewJournal(x.corefile.JournalRecords, x.corefile.JournalBytes),
-			config:      &zone.Zone{Name: name, Apex: &x.corefile.Apex, Upstream: chaser{x}},
-			serialMoved: make(chan struct{}, 1),
-		}
+		metrics := series{servers: servers, zone: name}
+		config := &zone.Zone{Name: name, Apex: &x.corefile.Apex, Upstream: chaser{x}}
+		journal := zone.NewJournal(x.corefile.JournalRecords, x.corefile.JournalBytes)
+		z := &blockZone{Zone: hosted.New(x.block, config, msg.Path(name, x.etcd.PathPrefix), server, journal, metrics), metrics: metrics}
 		zones = append(zones, z)
-		byName[strings.ToLower(name)] = z
 	}
 	if err := x.placeFixed(zones); err != nil {
 		return nil, err
@@ -267,7 +274,7 @@ func (x *EtcdZone) waitLoaded(d time.Duration) {
 	defer deadline.Stop()
 	for !x.Ready() {
 		select {
-		case <-x.published:
+		case <-x.block.Published:
 		case <-deadline.C:
 			return
 		}
@@ -281,10 +288,4 @@ func (x *EtcdZone) shutdown() error {
 		x.stop()
 	}
 	return nil
-}
-
-// errorf returns a start-up error naming the plugin and where, the
-// Corefile's file and line.
-func (x *EtcdZone) errorf(where, format string, args ...any) error {
-	return plugin.Error(pluginName, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...)))
 }

@@ -2,6 +2,7 @@ package etcdzone
 
 import (
 	"github.com/coredns/coredns/plugin"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/hosted"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
@@ -116,3 +117,29 @@ func (s series) inc(c *prometheus.CounterVec, labels ...string) {
 		c.WithLabelValues(append([]string{server, s.zone}, labels...)...).Inc()
 	}
 }
+
+var _ hosted.Meter = series{}
+
+// Loaded implements hosted.Meter.
+func (s series) Loaded(loaded bool) {
+	v := 0.0
+	if loaded {
+		v = 1
+	}
+	s.set(loadedGauge, v)
+}
+
+// Records implements hosted.Meter.
+func (s series) Records(n int) { s.set(recordsGauge, float64(n)) }
+
+// Serial implements hosted.Meter.
+func (s series) Serial(serial uint32) { s.set(serialGauge, float64(serial)) }
+
+// Skipped implements hosted.Meter.
+func (s series) Skipped() { s.inc(skippedKeys) }
+
+// Failed implements hosted.Meter.
+func (s series) Failed() { s.inc(etcdErrors) }
+
+// SignaturesExpire implements hosted.Meter.
+func (s series) SignaturesExpire(unix int64) { s.set(signaturesExpiry, float64(unix)) }

@@ -12,25 +12,25 @@ import (
 // serial moved, from the first load on. The moves within a second of the
 // last NOTIFY wait for the next one, together: a burst of writes gives two
 // NOTIFYs, not one per write.
-func (x *EtcdZone) announce(ctx context.Context, z *hosted) {
+func (x *EtcdZone) announce(ctx context.Context, z *blockZone) {
 	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-z.serialMoved:
+		case <-z.SerialMoved():
 		}
 		if !wait.For(ctx, time.Until(last.Add(time.Second))) {
 			return
 		}
 		select {
-		case <-z.serialMoved: // came meanwhile: this NOTIFY covers it
+		case <-z.SerialMoved(): // came meanwhile: this NOTIFY covers it
 		default:
 		}
 		last = time.Now()
-		log.Infof("zone %s: serial %d; notifying the secondaries", z.name, z.current.Load().Serial.Value())
-		if err := x.xfr.Notify(z.name); err != nil {
-			log.Warningf("zone %s: %s", z.name, oneLine(err))
+		log.Infof("zone %s: serial %d; notifying the secondaries", z.Name(), z.Current().Serial.Value())
+		if err := x.xfr.Notify(z.Name()); err != nil {
+			log.Warningf("zone %s: %s", z.Name(), oneLine(err))
 			z.metrics.inc(notifyErrors)
 		}
 	}

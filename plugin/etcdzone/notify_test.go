@@ -16,9 +16,3 @@ func TestOneLine(t *testing.T) {
 		t.Errorf("oneLine:\n%q\nwant\n%q", got, want)
 	}
 }
-
-func TestRecordsInWords(t *testing.T) {
-	if got := recordCount(1) + ", " + recordCount(0) + ", " + recordCount(2); got != "1 record, 0 records, 2 records" {
-		t.Errorf("records: %q", got)
-	}
-}

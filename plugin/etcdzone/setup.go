@@ -10,8 +10,6 @@ import (
 	"github.com/miekg/dns"
 )
 
-const pluginName = "etcdzone"
-
 func init() { plugin.Register(pluginName, setup) }
 
 func setup(c *caddy.Controller) error {

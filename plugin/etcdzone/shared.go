@@ -1,6 +1,7 @@
 package etcdzone
 
 import (
+	"fmt"
 	"path"
 	"sync"
 
@@ -34,6 +35,12 @@ type treeID struct {
 	conn           string
 	path           string
 	minTTL, maxTTL uint32
+}
+
+// String says which tree id is, for the zones' stamps: its path and the
+// TTLs of leases.
+func (id treeID) String() string {
+	return fmt.Sprintf("%s, leases' TTLs %d to %d", id.path, id.minTTL, id.maxTTL)
 }
 
 // sharedTree is one tree, followed over its own connection to etcd, and the
@@ -95,13 +102,6 @@ func (x *EtcdZone) openTree() (*sharedTree, error) {
 	})
 	trees.m[id] = t
 	return t, nil
-}
-
-// EtcdConfig implements etcdclient.Holder: the block's from etcd sources
-// (globaladdr's) read their keys over the connection the Corefile gives
-// etcdzone, unless it gives them one of their own.
-func (x *EtcdZone) EtcdConfig() (etcdclient.Config, bool) {
-	return x.corefile.Conn, x.corefile.Conn.Given()
 }
 
 // release has a block stop reading t: the last one stops following it and

@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/coredns/coredns/plugin/test"
 
 	"github.com/globaladdr/globaladdr/internal/externaldns"
 	"github.com/globaladdr/globaladdr/internal/poll"
+	"github.com/globaladdr/globaladdr/internal/zonekeys"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
 
 	"github.com/miekg/dns"
@@ -27,7 +30,7 @@ const startupHosts = 30000
 // GC, over that before it started).
 func BenchmarkSignedStartup(b *testing.B) {
 	clog.Discard()
-	dir := writeKeys(b, "example.com.")
+	dir := zonekeys.Write(b, "example.com.")
 	s := startTestEtcd(b)
 	var wg sync.WaitGroup
 	for w := range 16 {
@@ -74,4 +77,16 @@ func BenchmarkSignedStartup(b *testing.B) {
 			}
 		})
 	}
+}
+
+// askDO asks x for name's records of qtype with DO set.
+func askDO(x *EtcdZone, name string, qtype uint16) *dns.Msg {
+	r := new(dns.Msg)
+	r.SetQuestion(name, qtype)
+	r.SetEdns0(4096, true)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	if _, err := x.ServeDNS(context.Background(), rec, r); err != nil {
+		return new(dns.Msg).SetRcode(r, dns.RcodeRefused)
+	}
+	return rec.Msg
 }

@@ -25,12 +25,12 @@ var errNotLoaded = errors.New("the zone is not loaded yet")
 // is not transferred.
 func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error) {
 	z := x.zoneOf(name)
-	if z == nil || z.name != dns.CanonicalName(name) {
+	if z == nil || z.Name() != dns.CanonicalName(name) {
 		return nil, transfer.ErrNotAuthoritative
 	}
-	v := z.current.Load()
+	v := z.Current()
 	if v == nil {
-		log.Warningf("zone %s: transfer refused: %v", z.name, errNotLoaded)
+		log.Warningf("zone %s: transfer refused: %v", z.Name(), errNotLoaded)
 		z.metrics.inc(transferErrors)
 		return nil, errNotLoaded
 	}
@@ -41,16 +41,12 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 	case serial != 0 && !zone.Newer(soa.Serial, serial):
 		// up to date: the SOA alone
 	default:
-		if diff, ok := z.journal.Incremental(v, serial); serial != 0 && ok {
+		if diff, ok := z.Incremental(v, serial); serial != 0 && ok {
 			rrs = diff
 			z.metrics.inc(transfers, "ixfr")
 			break
 		}
-		if z.signing != nil {
-			rrs = z.signedRecords()
-		} else {
-			rrs = v.Records()
-		}
+		rrs = z.Records(v)
 		z.metrics.inc(transfers, "axfr")
 	}
 
@@ -71,10 +67,10 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 // of the whole zone (publish) learns from it when to transfer it again.
 func (x *EtcdZone) Serial(name string) (uint32, bool) {
 	z := x.zoneOf(name)
-	if z == nil || z.name != dns.CanonicalName(name) {
+	if z == nil || z.Name() != dns.CanonicalName(name) {
 		return 0, false
 	}
-	v := z.current.Load()
+	v := z.Current()
 	if v == nil {
 		return 0, false
 	}

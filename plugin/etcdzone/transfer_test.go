@@ -18,7 +18,7 @@ import (
 func TestTransferIncremental(t *testing.T) {
 	x, s := newTestZone(t, zoneRecords...)
 	z := x.zones[0]
-	serialOf := func() uint32 { return z.current.Load().SOA().Serial }
+	serialOf := func() uint32 { return z.Current().SOA().Serial }
 	first := serialOf()
 	waitMove := func(from uint32) uint32 {
 		t.Helper()

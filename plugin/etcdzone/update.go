@@ -19,7 +19,7 @@ import (
 // changes into etcd, all or nothing, when the block's rules let the TSIG key
 // it was signed with make them (the tsig plugin checked the signature) and
 // its prerequisites hold.
-func (x *EtcdZone) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, z *hosted) (int, error) {
+func (x *EtcdZone) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, z *blockZone) (int, error) {
 	rcode, result := x.takeUpdate(ctx, r, z)
 	z.metrics.inc(updates, result)
 	m := new(dns.Msg)
@@ -30,18 +30,18 @@ func (x *EtcdZone) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns
 
 // takeUpdate checks and applies r, and returns the rcode of the answer and
 // the result the metric counts.
-func (x *EtcdZone) takeUpdate(ctx context.Context, r *dns.Msg, z *hosted) (rcode int, result string) {
+func (x *EtcdZone) takeUpdate(ctx context.Context, r *dns.Msg, z *blockZone) (rcode int, result string) {
 	key, signed := tsig.ValidatedKeyName(ctx)
 	switch {
 	case len(x.corefile.Rules) == 0:
 		return dns.RcodeRefused, "disabled"
 	case !signed:
-		log.Debugf("zone %s: unsigned UPDATE refused", z.name)
+		log.Debugf("zone %s: unsigned UPDATE refused", z.Name())
 		return dns.RcodeRefused, "unsigned"
 	}
 	u, rcode := update.Parse(r, func(name string) string {
 		if zz := x.zoneOf(name); zz != nil {
-			return zz.name
+			return zz.Name()
 		}
 		return ""
 	})
@@ -54,22 +54,22 @@ func (x *EtcdZone) takeUpdate(ctx context.Context, r *dns.Msg, z *hosted) (rcode
 	}
 	lease, denied, ok := u.Permitted(x.corefile.Rules, key)
 	if !ok {
-		log.Infof("zone %s: UPDATE of %s with key %s refused: no rule lets it", z.name, denied, key)
+		log.Infof("zone %s: UPDATE of %s with key %s refused: no rule lets it", z.Name(), denied, key)
 		return dns.RcodeRefused, "denied"
 	}
 	rcode, err := update.Apply(ctx, store{x, z}, u, lease)
 	switch {
 	case errors.Is(err, update.ErrChanged):
-		log.Warningf("zone %s: UPDATE with key %s gave up: %v", z.name, key, err)
+		log.Warningf("zone %s: UPDATE with key %s gave up: %v", z.Name(), key, err)
 		return rcode, "error"
 	case err != nil:
-		log.Warningf("zone %s: UPDATE with key %s failed: %v", z.name, key, err)
+		log.Warningf("zone %s: UPDATE with key %s failed: %v", z.Name(), key, err)
 		return rcode, "error"
 	case rcode != dns.RcodeSuccess:
 		return rcode, resultOf(rcode)
 	}
 	for _, c := range u.Changes() {
-		log.Infof("zone %s: UPDATE with key %s: %s", z.name, key, c)
+		log.Infof("zone %s: UPDATE with key %s: %s", z.Name(), key, c)
 	}
 	return dns.RcodeSuccess, "applied"
 }
@@ -88,7 +88,7 @@ func resultOf(rcode int) string {
 // store is etcd as the store of zone z's UPDATEs.
 type store struct {
 	x *EtcdZone
-	z *hosted
+	z *blockZone
 }
 
 // Path implements update.Store.

@@ -9,12 +9,18 @@ import (
 )
 
 // byName returns the zones by their names.
-func byName(zones []*hosted) dnsname.Zones[*hosted] {
-	m := make(dnsname.Zones[*hosted], len(zones))
+func byName(zones []*blockZone) dnsname.Zones[*blockZone] {
+	m := make(dnsname.Zones[*blockZone], len(zones))
 	for _, z := range zones {
-		m[strings.ToLower(z.name)] = z
+		m[strings.ToLower(z.Name())] = z
 	}
 	return m
+}
+
+// zoneOf returns the zone name is in, nil when it is in none of them.
+func (x *EtcdZone) zoneOf(name string) *blockZone {
+	_, z, _ := x.byName.Deepest(name)
+	return z
 }
 
 // checkReach returns a start-up error when one of zones lies outside every
@@ -24,16 +30,16 @@ func byName(zones []*hosted) dnsname.Zones[*hosted] {
 // them). A block of . reaches every zone; a zone above one of the block's
 // reaches that one's names. A zone of the block that etcdzone does not
 // serve is no mistake: other plugins of the block may answer it.
-func (x *EtcdZone) checkReach(zones []*hosted) error {
+func (x *EtcdZone) checkReach(zones []*blockZone) error {
 	reach := newReach(x.blockZones)
 	for _, z := range zones {
-		if reach.reaches(z.name) {
+		if reach.reaches(z.Name()) {
 			continue
 		}
 		if len(x.corefile.Zones) > 0 {
-			return x.errorf(x.corefile.Where, "zone %s lies outside the server block's zones %v: no query of the block reaches it; name it in the block's key, or leave it out", z.name, x.blockZones)
+			return x.errorf(x.corefile.Where, "zone %s lies outside the server block's zones %v: no query of the block reaches it; name it in the block's key, or leave it out", z.Name(), x.blockZones)
 		}
-		return x.errorf(x.corefile.Where, "zone %s of the etcd plugin lies outside the server block's zones %v: no query of the block reaches it; give etcd the block's zones (etcd %s)", z.name, x.blockZones, strings.Join(x.blockZones, " "))
+		return x.errorf(x.corefile.Where, "zone %s of the etcd plugin lies outside the server block's zones %v: no query of the block reaches it; give etcd the block's zones (etcd %s)", z.Name(), x.blockZones, strings.Join(x.blockZones, " "))
 	}
 	return nil
 }

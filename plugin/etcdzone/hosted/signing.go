@@ -1,4 +1,4 @@
-package etcdzone
+package hosted
 
 import (
 	"context"
@@ -56,46 +56,28 @@ func (g *signing) stampText() string {
 	return fmt.Sprintf("%s %s, signed at %s", g.keys, denial, g.made.UTC().Format(time.RFC3339Nano))
 }
 
-// newSigners gives each of zones its signer when the Corefile has keys, and
-// puts the delegations' DS records into the zones.
-func (x *EtcdZone) newSigners(zones []*hosted) error {
-	d := x.corefile.DNSSEC
-	if len(d.Keys) == 0 {
-		if len(d.DS) > 0 {
-			return x.errorf(d.DS[0].Where, "ds needs dnssec: the zone is not signed")
-		}
-		return nil
+// Sign has z signed with the keys in paths (key files' prefixes and
+// directories of key files) under opts, from its first version on.
+func (z *Zone) Sign(paths []string, opts signer.Options) error {
+	g := &signing{paths: paths, every: tick(opts)}
+	keys, names, err := readKeys(g.paths, z.name)
+	if err != nil {
+		return err
 	}
-	opts := d.Options
-	opts.KeyTTL = x.corefile.Apex.TTL
-	if err := opts.Check(); err != nil {
-		return x.errorf(d.Where, "dnssec_validity, dnssec_refresh, dnssec_jitter: %v", err)
+	if g.s, err = signer.New(z.name, keys, opts, time.Now()); err != nil {
+		return err
 	}
-	now := time.Now()
-	for _, z := range zones {
-		g := &signing{paths: d.Keys, every: tick(opts)}
-		keys, names, err := readKeys(g.paths, z.name)
-		if err != nil {
-			return x.errorf(d.Where, "dnssec %s: zone %s: %v", strings.Join(d.Keys, " "), z.name, err)
-		}
-		if g.s, err = signer.New(z.name, keys, opts, now); err != nil {
-			return x.errorf(d.Where, "dnssec %s: zone %s: %v", strings.Join(d.Keys, " "), z.name, err)
-		}
-		g.keys = names
-		z.signing = g
-	}
-	in := byName(zones)
-	for _, r := range d.DS {
-		name := r.Record.Hdr.Name
-		_, z, _ := in.Deepest(name)
-		if z == nil || !slices.Contains(z.config.Cuts, name) {
-			return x.errorf(r.Where, "ds %s: not a delegation of the zones %v", name, zoneNames(zones))
-		}
-		ds := dns.Copy(r.Record)
-		ds.Header().Ttl = x.corefile.Apex.TTL
-		z.fixed["ds "+name] = append(z.fixed["ds "+name], ds)
-	}
+	g.keys = names
+	z.signing = g
 	return nil
+}
+
+// KeepSigned has a signed z's signatures refreshed and its keys read again
+// on a timer, until ctx ends; it returns at once when z is not signed.
+func (z *Zone) KeepSigned(ctx context.Context) {
+	if z.signing != nil {
+		z.signing.run(ctx, z)
+	}
 }
 
 // tick returns how often a zone signed with opts is checked: a tenth of the
@@ -142,7 +124,7 @@ func readKeys(paths []string, name string) ([]*signer.Key, string, error) {
 
 // run asks for a refresh of z every g.every (less up to a tenth, so that
 // the zones' refreshes spread), until ctx ends.
-func (g *signing) run(ctx context.Context, z *hosted) {
+func (g *signing) run(ctx context.Context, z *Zone) {
 	for {
 		wait := g.every - rand.N(g.every/10+1) // #nosec G404 -- jitter, not a secret
 		select {
@@ -160,7 +142,7 @@ func (g *signing) run(ctx context.Context, z *hosted) {
 // A signed zone's signer is given the RRsets d touched (all of next when it
 // is the first) before next is published, and the change gains the
 // signer's.
-func (z *hosted) publish(prev, next *zone.Version, d zone.Delta) zone.Delta {
+func (z *Zone) publish(prev, next *zone.Version, d zone.Delta) zone.Delta {
 	g := z.signing
 	if g == nil {
 		z.current.Store(next)
@@ -199,7 +181,7 @@ func withDiff(d zone.Delta, diff signer.Diff) zone.Delta {
 // written anew (see stamped), taken before g.mu, which holds up the queries
 // with DO while it is held; without a stamp it is one more. It runs in the
 // goroutine that builds z.
-func (x *EtcdZone) refresh(z *hosted) {
+func (z *Zone) refresh() {
 	g := z.signing
 	prev := z.current.Load()
 	if prev == nil {
@@ -219,7 +201,7 @@ func (x *EtcdZone) refresh(z *hosted) {
 		return
 	}
 	g.made = now
-	s, vouched, ready := x.stamped(z, prev.State, z.serial)
+	s, vouched, ready := z.stamped(prev.State, z.serial)
 	if !ready {
 		return // tried again at the next tick, once the tree holds the zone's changes
 	}
@@ -254,8 +236,8 @@ func (x *EtcdZone) refresh(z *hosted) {
 	z.current.Store(next)
 	g.report(z)
 	g.mu.Unlock()
-	x.setSerial(z, next.Serial)
-	if z.published(next, vouched || x.stamps == nil) {
+	z.setSerial(next.Serial)
+	if z.published(next, vouched || z.block.Stamps == nil) {
 		z.journal.Add(withDiff(d, diff))
 	}
 	z.announceSoon()
@@ -263,9 +245,9 @@ func (x *EtcdZone) refresh(z *hosted) {
 
 // report sets the metric of when z's first signature expires; g.mu is
 // held.
-func (g *signing) report(z *hosted) {
+func (g *signing) report(z *Zone) {
 	if t := g.s.Expiry(); !t.IsZero() {
-		z.metrics.set(signaturesExpiry, float64(t.Unix()))
+		z.meter.SignaturesExpire(t.Unix())
 	}
 }
 
@@ -275,7 +257,7 @@ func (g *signing) report(z *hosted) {
 // sync.RWMutex). Only the signatures are added under z's read lock, from
 // the signer of the version looked up; when a change published another
 // version meanwhile, the lookup is made again in it.
-func (x *EtcdZone) signedAnswer(ctx context.Context, state request.Request, z *hosted) *dns.Msg {
+func (z *Zone) signedAnswer(ctx context.Context, state request.Request) *dns.Msg {
 	g := z.signing
 	for range signedTries {
 		v := z.current.Load()
@@ -284,7 +266,7 @@ func (x *EtcdZone) signedAnswer(ctx context.Context, state request.Request, z *h
 		}
 		var m *dns.Msg
 		if !v.FromSigner(state) {
-			m = v.Answer(ctx, state, x.served)
+			m = v.Answer(ctx, state, z.block.Served)
 			if !state.Do() {
 				return m
 			}
@@ -308,7 +290,7 @@ const signedTries = 8
 
 // signedRecords returns what an AXFR of a signed zone gets: the signed
 // zone, SOA first and last.
-func (z *hosted) signedRecords() []dns.RR {
+func (z *Zone) signedRecords() []dns.RR {
 	g := z.signing
 	g.mu.RLock()
 	defer g.mu.RUnlock()

@@ -1,75 +1,20 @@
-package etcdzone
+package hosted
 
 import (
 	"context"
 	"errors"
-	"fmt"
+	"maps"
+	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/coredns/caddy"
 	"github.com/globaladdr/globaladdr/internal/wait"
-	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
-
 	"github.com/miekg/dns"
 )
-
-// hosted is one zone of the plugin, as it follows etcd and serves its view.
-type hosted struct {
-	// name is the zone's name, lower case and fully qualified.
-	name string
-	// apexKey is the etcd key of the zone's apex: its keys are at and
-	// below it, but for those of the block's zones inside it.
-	apexKey string
-	// fixed are the records the Corefile puts into the zone, by a source
-	// name of their own: NS records of delegations, and glue.
-	fixed map[string][]dns.RR
-	// server names the server block in the serials kept across reloads.
-	server string
-	// metrics are the labels of the zone's series.
-	metrics series
-
-	// config is what the Corefile says about the zone.
-	config *zone.Zone
-	// current is the zone as queries and transfers see it; nil until it
-	// is loaded (and, with a view, until the view can judge).
-	current atomic.Pointer[zone.Version]
-	// journal keeps the last changes of current.
-	journal *zone.Journal
-	// signing signs the zone; nil when it is not signed.
-	signing *signing
-
-	// Changed only by the goroutine that follows the etcd tree: the index
-	// (nil until loaded), the serial (current's, or the next one's while
-	// the view can't judge), and the view's revision the serial counts.
-	idx     *zone.Index
-	serial  zone.Serial
-	viewRev int64
-
-	// stamp is the zone's stamp as the instance last kept it in etcd (see
-	// package stamp), "" when it has not, and stampRev the revision at
-	// which the key took it. unsure is set while the current version's
-	// serial is not vouched for by the stamp (see ixfrFrom).
-	stamp    string
-	stampRev int64
-	unsure   bool
-	// waiting is set while a new state of the view (or the zone's first
-	// version) waits for the tree to hold the zone's changes up to the
-	// stamp's revision (see commit).
-	waiting bool
-
-	// serialMoved holds a signal while a move of the serial waits to be
-	// announced to the secondaries.
-	serialMoved chan struct{}
-	// sub is the zone's share of the etcd tree, once it joined; it has
-	// the zone judged again (the view's global addresses changed, or the
-	// signatures are due), on the tree's goroutine (see rejudgeSoon).
-	sub atomic.Pointer[etcdtree.Sub]
-}
 
 // errOutside says why a key whose owner name is outside its zone holds no
 // record of the zone.
@@ -83,11 +28,11 @@ var errOutside = errors.New("its name is outside the zone")
 // the view can't judge; a new state of the view (or, at first, the
 // zone's) waits for the tree to hold every change of the zone's keys up to
 // its stamp's revision: until then the zone stays as it was.
-func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
+func (z *Zone) commit(changed map[string]bool, s zone.Serial) {
 	var st *horizon.State
-	if x.view != nil {
-		if st = x.view.Current(); st == nil {
-			x.setSerial(z, s)
+	if z.block.View != nil {
+		if st = z.block.View.Current(); st == nil {
+			z.setSerial(s)
 			return
 		}
 	}
@@ -98,12 +43,12 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 			z.signing.made = time.Now()
 		}
 		var ready bool
-		s, vouched, ready = x.stamped(z, st, s)
+		s, vouched, ready = z.stamped(st, s)
 		if z.waiting = !ready; z.waiting {
 			time.AfterFunc(stampRetry, z.rejudgeSoon)
 			switch {
 			case prev == nil:
-				x.setSerial(z, s)
+				z.setSerial(s)
 				return
 			case changed == nil:
 				return // nothing but the view's state changed
@@ -121,16 +66,16 @@ func (x *EtcdZone) commit(z *hosted, changed map[string]bool, s zone.Serial) {
 		s = zone.Reloaded(z.server, z.name, s, vouched)
 	}
 	next, d := zone.Build(z.config, z.idx, prev, changed, st, s)
-	x.setSerial(z, next.Serial)
+	z.setSerial(next.Serial)
 	d = z.publish(prev, next, d)
-	fromPrev := z.published(next, vouched || x.stamps == nil)
-	z.metrics.set(recordsGauge, float64(next.Count()))
+	fromPrev := z.published(next, vouched || z.block.Stamps == nil)
+	z.meter.Records(next.Count())
 	if prev == nil {
-		z.metrics.set(loadedGauge, 1)
+		z.meter.Loaded(true)
 		log.Infof("zone %s loaded: %s, serial %d", z.name, recordCount(next.Count()), next.Serial.Value())
-		x.warnLoaded(z, next)
+		z.warnLoaded(next)
 		z.announceSoon()
-		wait.Signal(x.published)
+		wait.Signal(z.block.Published)
 		return
 	}
 	if next.Serial != prev.Serial {
@@ -156,12 +101,12 @@ const stampRetry = 100 * time.Millisecond
 // ready. Without a stamp (a block that transfers nothing, or one that etcd
 // did not take) it is s, which zone.Build moves by one if the records
 // changed.
-func (x *EtcdZone) stamped(z *hosted, st *horizon.State, s zone.Serial) (next zone.Serial, vouched, ready bool) {
-	if x.stamps == nil {
+func (z *Zone) stamped(st *horizon.State, s zone.Serial) (next zone.Serial, vouched, ready bool) {
+	if z.block.Stamps == nil {
 		return s, false, true
 	}
-	if text := x.stampText(z, st); text != z.stamp {
-		rev, ok := x.stamps.Keep(z.name, text)
+	if text := z.stampText(st); text != z.stamp {
+		rev, ok := z.block.Stamps.Keep(z.name, text)
 		if !ok {
 			z.stamp = ""
 			return s, false, true
@@ -170,7 +115,7 @@ func (x *EtcdZone) stamped(z *hosted, st *horizon.State, s zone.Serial) (next zo
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), stamp.Timeout)
 	defer cancel()
-	switch unchanged, err := x.tree.tree.Unchanged(ctx, z.apexKey, z.stampRev); {
+	switch unchanged, err := z.block.Tree.Unchanged(ctx, z.apexKey, z.stampRev); {
 	case err != nil:
 		log.Debugf("zone %s: whether its keys changed up to revision %d: %v", z.name, z.stampRev, err)
 		return s, false, true
@@ -182,12 +127,12 @@ func (x *EtcdZone) stamped(z *hosted, st *horizon.State, s zone.Serial) (next zo
 
 // stampText returns z's stamp at the view's state st: what makes the zone
 // besides etcd's records.
-func (x *EtcdZone) stampText(z *hosted, st *horizon.State) string {
+func (z *Zone) stampText(st *horizon.State) string {
 	apex := z.config.Apex
 	sz := stamp.Zone{
 		Program: caddy.AppVersion,
-		Tree:    fmt.Sprintf("%s, leases' TTLs %d to %d", x.tree.id.path, x.tree.id.minTTL, x.tree.id.maxTTL),
-		Zones:   zoneNames(x.zones),
+		Tree:    z.block.TreeText,
+		Zones:   z.block.Zones,
 		Records: append([]dns.RR{apex.SOA(z.name, 0)}, apex.NSSet(z.name, apex.NS)...),
 	}
 	for _, rrs := range z.fixed {
@@ -206,7 +151,7 @@ func (x *EtcdZone) stampText(z *hosted, st *horizon.State) string {
 // stamp could not be kept: for the serials kept across reloads, and for
 // ixfrFrom. It returns whether an IXFR may start from the version before
 // (see ixfrFrom).
-func (z *hosted) published(next *zone.Version, sure bool) (fromPrev bool) {
+func (z *Zone) published(next *zone.Version, sure bool) (fromPrev bool) {
 	zone.Remember(z.server, z.name, next.Serial)
 	fromPrev = z.ixfrFrom()
 	z.unsure = !sure
@@ -219,7 +164,7 @@ func (z *hosted) published(next *zone.Version, sure bool) (fromPrev bool) {
 // of etcd, is one zone in every process that publishes it; one that moved
 // by a change that no stamp holds (etcd refused it) may have been another
 // zone in the process before. Any doubt gives the whole zone.
-func (z *hosted) ixfrFrom() bool { return !z.unsure }
+func (z *Zone) ixfrFrom() bool { return !z.unsure }
 
 // recordCount says n records in words: "1 record", "2 records".
 func recordCount(n int) string {
@@ -230,45 +175,68 @@ func recordCount(n int) string {
 }
 
 // setSerial makes s z's serial.
-func (x *EtcdZone) setSerial(z *hosted, s zone.Serial) {
+func (z *Zone) setSerial(s zone.Serial) {
 	z.serial = s
-	z.metrics.set(serialGauge, float64(s.Value()))
+	z.meter.Serial(s.Value())
 }
 
 // rejudgeSoon has z judged again on the tree's goroutine (follower.Rejudge).
-func (z *hosted) rejudgeSoon() {
+func (z *Zone) rejudgeSoon() {
 	if s := z.sub.Load(); s != nil {
 		s.Rejudge()
 	}
 }
 
 // announceSoon has z's serial announced to the secondaries.
-func (z *hosted) announceSoon() { wait.Signal(z.serialMoved) }
+func (z *Zone) announceSoon() { wait.Signal(z.serialMoved) }
 
 // rejudge builds z again after a change of the view's state (its global
 // addresses): a change of the zone when it shows the records otherwise (see
 // commit); at the addresses' etcd revision when it is new (which moves the
 // serial only if the zone's last change was earlier: the first addresses a
 // server learns may be older).
-func (x *EtcdZone) rejudge(z *hosted) {
+func (z *Zone) rejudge() {
 	if z.idx == nil {
 		return
 	}
 	s := z.serial
 	// A block without a view (a signed internal view) has no revision of
 	// its own to count.
-	if st := x.state(); st != nil && st.Revision != z.viewRev {
+	if st := z.state(); st != nil && st.Revision != z.viewRev {
 		z.viewRev = st.Revision
 		s = s.At(st.Revision)
 	}
-	x.commit(z, nil, s)
+	z.commit(nil, s)
 }
 
 // state returns the view's current state; nil when the block has no view
 // or the view has none yet.
-func (x *EtcdZone) state() *horizon.State {
-	if x.view == nil {
+func (z *Zone) state() *horizon.State {
+	if z.block.View == nil {
 		return nil
 	}
-	return x.view.Current()
+	return z.block.View.Current()
+}
+
+// warnLoaded warns of what z, loaded for the first time as v, lacks that
+// the Corefile most likely meant it to hold: any record from etcd (an empty
+// zone is right before external-dns writes its first record, and wrong when
+// the etcd plugin's zone or path is not where external-dns writes), and an
+// address of each name server that lies in it, without which the NS
+// answers and the referrals carry none.
+func (z *Zone) warnLoaded(v *zone.Version) {
+	b := z.block
+	if z.idx.Len() == len(z.fixed) {
+		log.Warningf("zone %s loaded with no records: etcd (%s) holds no key at or below %s; check that the etcd plugin's zone and path are where external-dns writes (its --coredns-prefix), unless it has written nothing yet", z.name, b.Etcd, z.apexKey)
+	}
+	for _, ns := range slices.Sorted(maps.Keys(b.NameServers)) {
+		if in, _, _ := b.Names.Deepest(ns); in != z.name || len(v.Addresses(ns)) > 0 {
+			continue
+		}
+		if b.NameServers[ns] {
+			log.Warningf("zone %s shows no address of its name server %s: the view leaves out every address of its glue (it has no global address of their family); give glue an address the view can show", z.name, ns)
+			continue
+		}
+		log.Warningf("zone %s holds no address of its name server %s, which lies inside it: NS answers and referrals carry none, and resolvers may not reach it; add its addresses to etcdzone (glue %s ADDRESS...) or write its A or AAAA record to etcd", z.name, ns, ns)
+	}
 }

@@ -1,4 +1,4 @@
-package etcdzone
+package hosted
 
 import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/etcdtree"
@@ -7,10 +7,13 @@ import (
 )
 
 // follower is z as the follower of its keys in the etcd tree.
-type follower struct {
-	x *EtcdZone
-	z *hosted
-}
+type follower struct{ z *Zone }
+
+// Follower returns z as the follower of its keys in the etcd tree.
+func (z *Zone) Follower() etcdtree.Follower { return follower{z} }
+
+// Joined makes sub z's share of the etcd tree, which Follower follows.
+func (z *Zone) Joined(sub *etcdtree.Sub) { z.sub.Store(sub) }
 
 var _ etcdtree.Follower = follower{}
 
@@ -26,7 +29,7 @@ func (f follower) Accept(key string, src *zone.Source, err error) bool {
 	}
 	if err != nil {
 		log.Warningf("zone %s: %s: %v; skipped", f.z.name, key, err)
-		f.z.metrics.inc(skippedKeys)
+		f.z.meter.Skipped()
 		return false
 	}
 	return true
@@ -37,20 +40,20 @@ func (f follower) Accept(key string, src *zone.Source, err error) bool {
 // commit: the first version of a reloaded Corefile's instance goes on from
 // the serial of the one before).
 func (f follower) Install(idx *zone.Index, written int64) {
-	x, z := f.x, f.z
-	if x.view != nil {
-		if st := x.view.Current(); st != nil {
+	z := f.z
+	if z.block.View != nil {
+		if st := z.block.View.Current(); st != nil {
 			z.viewRev = st.Revision
 			written = max(written, z.viewRev)
 		}
 	}
 	z.idx = idx
-	x.commit(z, nil, z.serial.At(written))
+	z.commit(nil, z.serial.At(written))
 }
 
 // Changed implements etcdtree.Follower.
 func (f follower) Changed(changed map[string]bool, rev int64) {
-	f.x.commit(f.z, changed, f.z.serial.At(rev))
+	f.z.commit(changed, f.z.serial.At(rev))
 }
 
 // Rejudge implements etcdtree.Follower: it refreshes the zone's signatures
@@ -58,13 +61,13 @@ func (f follower) Changed(changed map[string]bool, rev int64) {
 // or when a version waits for the tree (see commit).
 func (f follower) Rejudge() {
 	if g := f.z.signing; g != nil && g.due.Swap(false) {
-		f.x.refresh(f.z)
+		f.z.refresh()
 	}
-	if v := f.z.current.Load(); !f.z.waiting && (f.x.view == nil || v != nil && v.State == f.x.view.Current()) {
+	if v := f.z.current.Load(); !f.z.waiting && (f.z.block.View == nil || v != nil && v.State == f.z.block.View.Current()) {
 		return
 	}
-	f.x.rejudge(f.z)
+	f.z.rejudge()
 }
 
 // Failed implements etcdtree.Follower.
-func (f follower) Failed() { f.z.metrics.inc(etcdErrors) }
+func (f follower) Failed() { f.z.meter.Failed() }

@@ -1,22 +1,20 @@
-package etcdzone
+package hosted
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/coredns/coredns/plugin/pkg/dnstest"
-	"github.com/coredns/coredns/plugin/test"
+	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/externaldns"
+	"github.com/globaladdr/globaladdr/internal/fixedview"
 	"github.com/globaladdr/globaladdr/internal/poll"
-	"github.com/globaladdr/globaladdr/internal/prereq"
-	"github.com/globaladdr/globaladdr/plugin/etcdzone/config"
+	"github.com/globaladdr/globaladdr/internal/zonekeys"
+	"github.com/globaladdr/globaladdr/plugin/etcdzone/signer"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
-
 	"github.com/miekg/dns"
 )
 
@@ -29,20 +27,23 @@ import (
 // block behind the waiting writer, which waits for the first read lock: a
 // deadlock. Every query must get its answer, within a bound.
 func TestSignedCNAMELoopAcrossZones(t *testing.T) {
-	dir := writeKeys(t, "example.com.", "example.org.")
-	s := startTestEtcd(t,
-		externaldns.Record{Name: "ping.example.com", Type: "CNAME", Targets: []string{"pong.example.org"}},
-		externaldns.Record{Name: "pong.example.org", Type: "CNAME", Targets: []string{"ping.example.com"}},
-	)
-	x := newTestPlugin(t, s, "example.com.", "example.org.")
-	x.etcd.Zones = []string{"example.com.", "example.org."}
-	x.corefile.DNSSEC = config.DNSSEC{Keys: []string{dir}, Where: t.Name()}
-	x.view = revisionView{&horizon.State{Show: func(rrs []dns.RR) []dns.RR { return rrs }}}
-	zones := setZones(t, x)
-	if err := x.newSigners(zones); err != nil {
-		t.Fatal(err)
+	dir := zonekeys.Write(t, "example.com.", "example.org.")
+	s := etcdtest.StartT(t)
+	for _, r := range []externaldns.Record{
+		{Name: "ping.example.com", Type: "CNAME", Targets: []string{"pong.example.org"}},
+		{Name: "pong.example.org", Type: "CNAME", Targets: []string{"ping.example.com"}},
+	} {
+		if err := externaldns.Put(context.Background(), s.Client(), "/skydns", r); err != nil {
+			t.Fatal(err)
+		}
 	}
-	leave := x.follow(zones)
+	x := newTestZones(t, s, fixedview.View{State: &horizon.State{Show: func(rrs []dns.RR) []dns.RR { return rrs }}}, "example.com.", "example.org.")
+	for _, z := range x.zones {
+		if err := z.Sign([]string{dir}, signer.Options{KeyTTL: 3600}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leave := x.follow()
 	t.Cleanup(func() {
 		// Bounded: a builder stuck on a zone's lock must fail the test,
 		// not hang it.
@@ -54,8 +55,10 @@ func TestSignedCNAMELoopAcrossZones(t *testing.T) {
 		}
 	})
 	poll.Until(t, 30*time.Second, "the zones loaded", func() error {
-		if !x.Ready() {
-			return errors.New("not loaded")
+		for _, z := range x.zones {
+			if z.Current() == nil {
+				return errors.New("not loaded")
+			}
 		}
 		return nil
 	})
@@ -79,7 +82,7 @@ func TestSignedCNAMELoopAcrossZones(t *testing.T) {
 					return
 				}
 			}
-			for _, z := range zones {
+			for _, z := range x.zones {
 				z.signing.due.Store(true)
 				z.rejudgeSoon()
 			}
@@ -108,21 +111,6 @@ func TestSignedCNAMELoopAcrossZones(t *testing.T) {
 	asked.Range(func(name, n any) bool { t.Logf("%s: %d queries", name, n); return true })
 }
 
-// writeKeys makes a key (a CSK) of each of zones with dnssec-keygen, in a
-// directory it returns.
-func writeKeys(t testing.TB, zones ...string) string {
-	t.Helper()
-	keygen := prereq.Program(t, "dnssec-keygen", "bind9-utils")
-	dir := t.TempDir()
-	for _, name := range zones {
-		out, err := exec.Command(keygen, "-q", "-K", dir, "-a", "ECDSAP256SHA256", "-f", "KSK", name).CombinedOutput()
-		if err != nil {
-			t.Fatalf("dnssec-keygen %s: %v: %s", name, err, out)
-		}
-	}
-	return dir
-}
-
 // waitGroup waits for wg at most d, and reports whether it is done.
 func waitGroup(wg *sync.WaitGroup, d time.Duration) bool {
 	finished := make(chan struct{})
@@ -133,16 +121,4 @@ func waitGroup(wg *sync.WaitGroup, d time.Duration) bool {
 	case <-time.After(d):
 		return false
 	}
-}
-
-// askDO asks x for name's records of qtype with DO set.
-func askDO(x *EtcdZone, name string, qtype uint16) *dns.Msg {
-	r := new(dns.Msg)
-	r.SetQuestion(name, qtype)
-	r.SetEdns0(4096, true)
-	rec := dnstest.NewRecorder(&test.ResponseWriter{})
-	if _, err := x.ServeDNS(context.Background(), rec, r); err != nil {
-		return new(dns.Msg).SetRcode(r, dns.RcodeRefused)
-	}
-	return rec.Msg
 }
