@@ -20,7 +20,7 @@ const maxFilePairs = 8
 // each ceiling as it goes. A count may only go down.
 var tangled = map[string]int{
 	"plugin/etcdzone":          24,
-	"plugin/globaladdr/source": 27,
+	"plugin/globaladdr/source": 17,
 }
 
 // TestFilePairs holds every package under plugin/ to the file pairs of

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 )
 
 // learning is what a learned source's line made of one round of answers.
@@ -122,7 +124,7 @@ func (s *Set) warnRefused(f *feed, fam int, refusals []refused) {
 		words = "the external view keeps " + joinAddrs(served)
 	}
 	msg := fmt.Sprintf("%s: %s; %s; %s", r.by, f.line.reports(r.addr), refusalWords(r.reason), words)
-	if f.line.kind == Router && (r.reason == RefusedPrivate || r.reason == RefusedCGNAT) {
+	if f.line.kind == probe.Router && (r.reason == RefusedPrivate || r.reason == RefusedCGNAT) {
 		if by := s.observed(fam); by != "" {
 			msg += fmt.Sprintf("; %s sees the uplink as %s: the router sits behind another NAT (double NAT), and %s is served", by, joinAddrs(served), joinAddrs(served))
 		}
@@ -133,11 +135,11 @@ func (s *Set) warnRefused(f *feed, fam int, refusals []refused) {
 	}
 }
 
-// observed returns the name of an Observer source that gives addresses of
+// observed returns the name of an probe.Observer source that gives addresses of
 // family fam, "" when none does.
 func (s *Set) observed(fam int) string {
 	for _, g := range s.feeds {
-		if g.line != nil && g.line.kind == Observer && !g.refused[fam] && len(ofFamily(g.addrs, fam)) > 0 {
+		if g.line != nil && g.line.kind == probe.Observer && !g.refused[fam] && len(ofFamily(g.addrs, fam)) > 0 {
 			return g.String()
 		}
 	}

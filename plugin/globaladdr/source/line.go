@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 )
 
 // DefaultEvery is how often the polled sources ask, without an every
@@ -25,11 +27,11 @@ const maxProbeTime = 10 * time.Second
 // polled source (one, or several that vote), or an interface.
 type line struct {
 	name    string // as the Corefile writes it: "stun a b c"
-	kind    Kind
-	probers []Prober
+	kind    probe.Kind
+	probers []probe.Prober
 	names   []string // each prober's name, for logs and metrics
 	// every is how often the probers are asked; 0 for an interface,
-	// which is asked at start and whenever its Listener hears of a
+	// which is asked at start and whenever its probe.Listener hears of a
 	// change, never polled.
 	every time.Duration
 	// internal reports the block's internal addresses.
@@ -42,9 +44,9 @@ func (l *line) String() string { return l.name }
 // reports says, in words, that the line's source gave a.
 func (l *line) reports(a netip.Addr) string {
 	switch l.kind {
-	case Router:
+	case probe.Router:
 		return "the router reports WAN address " + a.String()
-	case Observer:
+	case probe.Observer:
 		return "the server sees the uplink's address as " + a.String()
 	}
 	return "the interface's address is " + a.String()
@@ -57,7 +59,7 @@ type answer struct {
 	refused  []refused
 }
 
-// heard is what a Listener told: addresses, or nil to probe at once.
+// heard is what a probe.Listener told: addresses, or nil to probe at once.
 type heard struct {
 	mu      sync.Mutex
 	addrs   [][]netip.Addr // per prober; nil: nothing heard
@@ -65,7 +67,7 @@ type heard struct {
 	changed chan struct{}  // signalled when addrs or probe changed
 }
 
-// run probes at start and then every l.every (and when a Listener asks),
+// run probes at start and then every l.every (and when a probe.Listener asks),
 // and reports each round to r, until ctx is done. Then it closes the
 // probers that are io.Closers.
 func (l *line) run(ctx context.Context, r reporter) {
@@ -74,7 +76,7 @@ func (l *line) run(ctx context.Context, r reporter) {
 	h := &heard{addrs: make([][]netip.Addr, len(l.probers)), probe: make([]bool, len(l.probers)), changed: make(chan struct{}, 1)}
 	var listening sync.WaitGroup
 	for i, p := range l.probers {
-		if lis, ok := p.(Listener); ok {
+		if lis, ok := p.(probe.Listener); ok {
 			listening.Add(1)
 			go func() {
 				defer listening.Done()
@@ -130,8 +132,8 @@ func (l *line) run(ctx context.Context, r reporter) {
 	}
 }
 
-// listen runs the Listener of prober i, putting what it hears in h.
-func (l *line) listen(ctx context.Context, lis Listener, i int, h *heard) {
+// listen runs the probe.Listener of prober i, putting what it hears in h.
+func (l *line) listen(ctx context.Context, lis probe.Listener, i int, h *heard) {
 	err := lis.Listen(ctx, func(addrs []netip.Addr) {
 		h.mu.Lock()
 		if addrs == nil {
@@ -172,7 +174,7 @@ func (l *line) probe(ctx context.Context, which []bool, answers []answer, errs [
 			defer cancel()
 			addrs, err := p.Probe(pctx)
 			if err == nil && len(addrs) == 0 {
-				err = Errorf(ReasonNoAddress, "no address in the answer")
+				err = probe.Errorf(probe.ReasonNoAddress, "no address in the answer")
 			}
 			if ctx.Err() != nil {
 				return
@@ -181,7 +183,7 @@ func (l *line) probe(ctx context.Context, which []bool, answers []answer, errs [
 				// Logged once while its reason lasts: a message may
 				// differ at each probe (a socket's port).
 				answers[i] = answer{}
-				reason := reasonOf(err)
+				reason := probe.ReasonOf(err)
 				r.failed(l.names[i], reason)
 				if reason != errs[i] {
 					errs[i] = reason
@@ -296,7 +298,7 @@ func ofRefused(rs []refused, fam int) []refused {
 
 // newLine returns the runner of a from line named name, of kind, with its
 // probers; New sets its every and internal.
-func newLine(name string, kind Kind, probers []Prober) *line {
+func newLine(name string, kind probe.Kind, probers []probe.Prober) *line {
 	l := &line{name: name, kind: kind, probers: probers}
 	for _, p := range probers {
 		by := name

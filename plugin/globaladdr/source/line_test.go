@@ -13,6 +13,8 @@ import (
 	"github.com/coredns/caddy"
 
 	"github.com/globaladdr/globaladdr/internal/lockedbuf"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 )
 
 // fakeProbers are the probers of the test keywords fakerouter and
@@ -53,17 +55,17 @@ func fake(name string) *fakeProber {
 }
 
 func init() {
-	parse := func(prefix string) ParseFunc {
-		return func(c *caddy.Controller, args []string) ([]Prober, error) {
-			var ps []Prober
+	parse := func(prefix string) probe.ParseFunc {
+		return func(c *caddy.Controller, args []string) ([]probe.Prober, error) {
+			var ps []probe.Prober
 			for _, arg := range args {
 				ps = append(ps, fake(prefix+arg))
 			}
 			return ps, nil
 		}
 	}
-	RegisterProber("fakerouter", Router, parse("router "))
-	RegisterProber("fakeobserver", Observer, parse("observer "))
+	probe.Register("fakerouter", probe.Router, parse("router "))
+	probe.Register("fakeobserver", probe.Observer, parse("observer "))
 }
 
 // fastLines makes the set's polled lines probe every few milliseconds.
@@ -114,14 +116,14 @@ func TestLineVote(t *testing.T) {
 
 	// A server that fails does not vote: one of the two that answer is no
 	// strict majority.
-	b.answer("", Errorf(ReasonTimeout, "no answer"))
+	b.answer("", probe.Errorf(probe.ReasonTimeout, "no answer"))
 	a.answer("203.0.113.8", nil)
 	before := value(disagreementCount.WithLabelValues(testServer, line))
 	waitFor(t, "another disagreement", func() bool { return value(disagreementCount.WithLabelValues(testServer, line)) > before }, logs.String)
 	if current(s) != "198.51.100.66" {
 		t.Fatalf("one against one: have %q, want the last good 198.51.100.66", current(s))
 	}
-	if value(sourceErrorCount.WithLabelValues(testServer, "observer vote-b", ReasonTimeout)) == 0 {
+	if value(sourceErrorCount.WithLabelValues(testServer, "observer vote-b", probe.ReasonTimeout)) == 0 {
 		t.Error("the failing server's errors are not counted by reason")
 	}
 }
@@ -172,9 +174,9 @@ func TestLineRefusingBesideObserver(t *testing.T) {
 	// The router fails (away): its last good address stays, as before.
 	r.answer("198.51.100.1", nil)
 	waitAddrs(t, s, "198.51.100.1 203.0.113.99")
-	r.answer("", Errorf(ReasonUnreachable, "gone"))
+	r.answer("", probe.Errorf(probe.ReasonUnreachable, "gone"))
 	waitFor(t, "an error", func() bool {
-		return value(sourceErrorCount.WithLabelValues(testServer, "router double", ReasonUnreachable)) > 0
+		return value(sourceErrorCount.WithLabelValues(testServer, "router double", probe.ReasonUnreachable)) > 0
 	}, logs.String)
 	if current(s) != "198.51.100.1 203.0.113.99" {
 		t.Fatalf("router away: have %q, want its last good address kept", current(s))

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"sync/atomic"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 )
 
 // Prefix is the IPv6 prefix that a "map FROM from SOURCE" line translates
@@ -44,7 +46,7 @@ func parsePrefixValue(text string, from netip.Prefix, internal func(netip.Addr) 
 	if len(words) != 1 {
 		return to, "", errors.New("the value must hold one IPv6 prefix")
 	}
-	if a, ok := ParseAddr(words[0]); ok {
+	if a, ok := probe.ParseAddr(words[0]); ok {
 		to = netip.PrefixFrom(a, from.Bits())
 	} else if to, err = netip.ParsePrefix(words[0]); err != nil || to.Addr().Zone() != "" {
 		return to, "", fmt.Errorf("%.64q is not an IPv6 prefix", words[0])

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 )
 
 // maxValue is the size of the largest value a source may hold.
@@ -23,7 +25,7 @@ func parseValue(text string, internal func(netip.Addr) bool) ([]netip.Addr, erro
 	for line := range strings.Lines(text) {
 		line, _, _ = strings.Cut(line, "#")
 		for _, word := range strings.Fields(line) {
-			a, ok := ParseAddr(word)
+			a, ok := probe.ParseAddr(word)
 			switch {
 			case !ok:
 				return nil, fmt.Errorf("%.64q is not an IPv4 or IPv6 address", word)
@@ -38,12 +40,4 @@ func parseValue(text string, internal func(netip.Addr) bool) ([]netip.Addr, erro
 		return nil, errors.New("the value holds no address")
 	}
 	return addrs, nil
-}
-
-// ParseAddr parses s as a global address is written, in a source's value
-// and in the Corefile: an IPv4 or IPv6 address without a zone; an
-// IPv4-mapped IPv6 address is not one.
-func ParseAddr(s string) (netip.Addr, bool) {
-	a, err := netip.ParseAddr(s)
-	return a, err == nil && a.Zone() == "" && !a.Is4In6()
 }
