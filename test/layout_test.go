@@ -19,8 +19,7 @@ const maxFilePairs = 8
 // today: issue 46 cuts them into packages of one concern each, and lowers
 // each ceiling as it goes. A count may only go down.
 var tangled = map[string]int{
-	"plugin/etcdzone":          24,
-	"plugin/globaladdr/source": 17,
+	"plugin/etcdzone": 24,
 }
 
 // TestFilePairs holds every package under plugin/ to the file pairs of

@@ -3,15 +3,20 @@ package source
 import (
 	"cmp"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/coredns/caddy"
-	"github.com/coredns/coredns/core/dnsserver"
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 )
+
+// defaultEvery is how often the polled sources ask, without an every
+// property: a rate that routers and public STUN servers accept.
+const defaultEvery = 60 * time.Second
+
+// minEvery is the shortest every the Corefile may give.
+const minEvery = time.Second
 
 // Config collects a block's from, every, endpoint, tls and credentials
 // properties, and the sources of its map FROM from SOURCE lines. Its zero
@@ -63,7 +68,7 @@ func (cfg *Config) New(internal func(netip.Addr) bool) (*Set, error) {
 		}
 		f.line.internal = internal
 		if f.line.kind != probe.Local {
-			f.line.every = cmp.Or(cfg.every, DefaultEvery)
+			f.line.every = cmp.Or(cfg.every, defaultEvery)
 			polled = true
 		}
 		probers = append(probers, f.line.probers...)
@@ -85,7 +90,7 @@ func (cfg *Config) New(internal func(netip.Addr) bool) (*Set, error) {
 }
 
 // parseFrom reads "from SOURCE ARGS...": file PATH, etcd KEY, interface
-// NAME, or a polled source's keyword and arguments (RegisterProber).
+// NAME, or a polled source's keyword and arguments (probe.Register).
 func (cfg *Config) parseFrom(c *caddy.Controller, args []string) error {
 	if len(args) == 0 {
 		return c.Errf("from needs a source and its argument: from file PATH, from etcd KEY or from interface NAME, after %q", c.Val())
@@ -98,15 +103,11 @@ func (cfg *Config) parseFrom(c *caddy.Controller, args []string) error {
 			return err
 		}
 	default:
-		kind, parse, ok := probe.Lookup(args[0])
-		if !ok {
-			return c.Errf("unknown source %q: want one of %s", args[0], sourceKeywords())
-		}
-		ps, err := parse(c, args[1:])
+		l, err := parsePolled(c, args)
 		if err != nil {
 			return err
 		}
-		f = &feed{line: newLine(strings.Join(args, " "), kind, ps), first: make(chan struct{})}
+		f = lineFeed(l)
 	}
 	if err := cfg.add(c, f, args); err != nil {
 		return err
@@ -141,12 +142,12 @@ func (cfg *Config) textOrInterface(c *caddy.Controller, args []string) (*feed, e
 	}
 	switch args[0] {
 	case "file":
-		return newFeed(&fileSource{path: rootPath(c, args[1]), poll: filePoll}), nil
+		return valueFeed(newFileSource(c, args[1])), nil
 	case "etcd":
 		cfg.etcdSrc = true
-		return newFeed(&etcdSource{key: args[1], conn: cfg.conn()}), nil
+		return valueFeed(newEtcdSource(args[1], cfg.conn())), nil
 	}
-	return &feed{line: newLine("interface "+args[1], probe.Local, []probe.Prober{probe.Interface(args[1])}), first: make(chan struct{})}, nil
+	return lineFeed(interfaceLine(args[1])), nil
 }
 
 // add adds f to the block's feeds, unless its source is given twice in the
@@ -167,17 +168,12 @@ func (cfg *Config) parseEvery(c *caddy.Controller, args []string) error {
 		return c.Errf("every needs one DURATION, after %q", c.Val())
 	}
 	d, err := time.ParseDuration(args[0])
-	if err != nil || d < MinEvery {
-		return c.Errf("every %q is not a duration of at least %s (say 60s)", args[0], MinEvery)
+	if err != nil || d < minEvery {
+		return c.Errf("every %q is not a duration of at least %s (say 60s)", args[0], minEvery)
 	}
 	cfg.every = d
 	cfg.everyAt = c.Errf("%q is for the polled sources (%s), and there is none", "every", strings.Join(probe.Keywords(), ", "))
 	return nil
-}
-
-// sourceKeywords lists the sources a from line takes.
-func sourceKeywords() string {
-	return strings.Join(append([]string{"file", "etcd", "interface"}, probe.Keywords()...), ", ")
 }
 
 // conn returns the etcd connection of the block's sources.
@@ -195,13 +191,4 @@ func (cfg *Config) configure(c *caddy.Controller, property string) *etcdConn {
 		cfg.orphan = c.Errf("%q is for from etcd, and there is no from etcd line", property)
 	}
 	return cfg.conn()
-}
-
-// rootPath resolves a relative path against the Corefile's root directive,
-// as the file and etcd plugins do.
-func rootPath(c *caddy.Controller, path string) string {
-	if root := dnsserver.GetConfig(c).Root; root != "" && !filepath.IsAbs(path) {
-		return filepath.Join(root, path)
-	}
-	return path
 }

@@ -133,7 +133,7 @@ func TestLineRefusesCGNAT(t *testing.T) {
 	r := fake("router cgnat")
 	r.answer("100.64.3.4", nil)
 	s := startSources(t, "globaladdr {\n from fakerouter cgnat\n}", fastLines)
-	waitFor(t, "a refusal", func() bool { return value(refusedCount.WithLabelValues(testServer, "router cgnat", RefusedCGNAT)) > 0 }, logs.String)
+	waitFor(t, "a refusal", func() bool { return value(refusedCount.WithLabelValues(testServer, "router cgnat", refusedCGNAT)) > 0 }, logs.String)
 	if s.Ready() {
 		t.Fatalf("with nothing good: ready with %q", current(s))
 	}
@@ -192,27 +192,4 @@ func TestLineFamilies(t *testing.T) {
 	// IPv6 no longer answered: the last good IPv6 address stays.
 	o.answer("203.0.113.6", nil)
 	waitAddrs(t, s, "203.0.113.6 2001:db8::5")
-}
-
-func TestRefusal(t *testing.T) {
-	for addr, want := range map[string]string{
-		"203.0.113.1": "", "198.51.100.1": "", "192.0.2.1": "", "2001:db8::1": "", "3fff::1": "",
-		"8.8.8.8": "", "2a00:1450::1": "",
-		"100.64.0.1": RefusedCGNAT, "100.127.255.255": RefusedCGNAT,
-		"10.0.0.1": RefusedPrivate, "172.16.0.1": RefusedPrivate, "fd12::1": RefusedULA, "fe80::1": RefusedLinkLocal,
-		"127.0.0.1": RefusedLoopback, "::1": RefusedLoopback, "169.254.0.1": RefusedLinkLocal,
-		"0.0.0.0": RefusedUnspecified, "::": RefusedUnspecified, "224.0.0.1": RefusedMulticast,
-		"ff02::1": RefusedMulticast, "240.0.0.1": RefusedReserved, "198.18.0.1": RefusedReserved,
-		"192.0.0.8": RefusedReserved, "::ffff:203.0.113.1": RefusedReserved, "2001::1": RefusedReserved,
-		"64:ff9b::1": RefusedReserved,
-	} {
-		if got := refusal(netip.MustParseAddr(addr), internal); got != want {
-			t.Errorf("refusal(%s) = %q, want %q", addr, got, want)
-		}
-	}
-	// A public address inside the block's internal ranges (a map's FROM)
-	// is refused too.
-	if got := refusal(netip.MustParseAddr("198.51.100.9"), internalIn("198.51.100.0/24")); got != RefusedInternal {
-		t.Errorf("refusal of an internal public address = %q, want %q", got, RefusedInternal)
-	}
 }

@@ -46,7 +46,7 @@ func TestPrefixFromFile(t *testing.T) {
 	// A /56: refused, the last good prefix kept.
 	write(t, path, "2001:db8:bb::/56\n")
 	waitFor(t, "a refusal", func() bool {
-		return value(refusedCount.WithLabelValues(testServer, "file "+path, RefusedPrefixLength)) > 0
+		return value(refusedCount.WithLabelValues(testServer, "file "+path, refusedPrefixLength)) > 0
 	}, logs.String)
 	waitLog(t, logs, "the prefix 2001:db8:bb::/56 is a /56, and fd00:0:0:1::/64 is a /64: write the /64 the LAN uses")
 	if loaded() != "2001:db8:aa:1::/64" {

@@ -10,6 +10,18 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 )
 
+// Value is one state of the global addresses, as the sources delivered it.
+type Value struct {
+	// Addrs is the union of the last good value of each source, in the
+	// order of the Corefile, each address once.
+	Addrs []netip.Addr
+	// Revision is the greatest etcd revision at which one of the values
+	// the addresses come from was written (its key's ModRevision); 0 when
+	// none comes from etcd. Every replica that reads the same etcd state
+	// sees the same Revision.
+	Revision int64
+}
+
 // maxValue is the size of the largest value a source may hold.
 const maxValue = 64 << 10
 
