@@ -312,11 +312,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseUpdate$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/etcdzone/update/
 	$(GO) test -run '^$$' -fuzz '^FuzzSigner$$' -fuzztime $(FUZZTIME_SIGNER) $(FUZZFLAGS) ./plugin/etcdzone/signer/
-	$(GO) test -run '^$$' -fuzz '^FuzzEchoBody$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/
-	$(GO) test -run '^$$' -fuzz '^FuzzBindingResponse$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/
+	$(GO) test -run '^$$' -fuzz '^FuzzEchoBody$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/probe/
+	$(GO) test -run '^$$' -fuzz '^FuzzBindingResponse$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/probe/
 	$(GO) test -run '^$$' -fuzz '^FuzzPrefixValue$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/
-	$(GO) test -run '^$$' -fuzz '^FuzzParsePCP$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/router/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseNATPMP$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/router/
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePCP$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/probe/router/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseNATPMP$$' -fuzztime $(FUZZTIME) $(FUZZFLAGS) ./plugin/globaladdr/source/probe/router/
 
 # image builds $(IMAGE):$(VERSION) and $(IMAGE):latest on $(BASE), with
 # docker when an engine answers, else with buildah (ENGINE=docker or

@@ -14,6 +14,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 
@@ -173,7 +174,7 @@ func argErr(c *caddy.Controller, what string) error {
 
 // parseAddr parses s as a global address.
 func parseAddr(c *caddy.Controller, s string) (netip.Addr, error) {
-	a, ok := source.ParseAddr(s)
+	a, ok := probe.ParseAddr(s)
 	if !ok {
 		return a, c.Errf("%q is not an IPv4 or IPv6 address", s)
 	}

@@ -2,18 +2,21 @@ package source
 
 import (
 	"cmp"
-	"crypto/x509"
-	"maps"
 	"net/netip"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/coredns/caddy"
-	"github.com/coredns/coredns/core/dnsserver"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 )
+
+// defaultEvery is how often the polled sources ask, without an every
+// property: a rate that routers and public STUN servers accept.
+const defaultEvery = 60 * time.Second
+
+// minEvery is the shortest every the Corefile may give.
+const minEvery = time.Second
 
 // Config collects a block's from, every, endpoint, tls and credentials
 // properties, and the sources of its map FROM from SOURCE lines. Its zero
@@ -24,10 +27,7 @@ type Config struct {
 	every time.Duration // 0 until an every property
 	// everyAt is the error for every given without a polled source.
 	everyAt error
-	// httpsCA holds the roots of the https sources given by https_ca; nil
-	// for the system's. httpsAt is the error for https_ca without one.
-	httpsCA *x509.CertPool
-	httpsAt error
+	httpsCA probe.HTTPSCA
 	etcd    *etcdConn // nil until an etcd property or source
 	// orphan is the error for endpoint, tls or credentials given without a
 	// from etcd line: it names the first of them.
@@ -44,7 +44,7 @@ func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) er
 	case "every":
 		return cfg.parseEvery(c, args)
 	case "https_ca":
-		return cfg.parseHTTPSCA(c, args)
+		return cfg.httpsCA.Parse(c, args, rootPath)
 	}
 	return cfg.configure(c, property).cfg.Parse(c, property, args)
 }
@@ -60,28 +60,24 @@ func (cfg *Config) New(internal func(netip.Addr) bool) (*Set, error) {
 	if cfg.orphan != nil && !cfg.etcdSrc {
 		return nil, cfg.orphan
 	}
-	polled, https := false, false
-	client := newHTTPSClient(cfg.httpsCA)
+	polled := false
+	var probers []probe.Prober
 	for _, f := range cfg.feeds {
 		if f.line == nil {
 			continue
 		}
 		f.line.internal = internal
-		if f.line.kind != local {
-			f.line.every = cmp.Or(cfg.every, DefaultEvery)
+		if f.line.kind != probe.Local {
+			f.line.every = cmp.Or(cfg.every, defaultEvery)
 			polled = true
 		}
-		for _, p := range f.line.probers {
-			if h, ok := p.(*httpsProber); ok {
-				h.client, https = client, true
-			}
-		}
+		probers = append(probers, f.line.probers...)
 	}
-	switch {
-	case cfg.everyAt != nil && !polled:
+	if cfg.everyAt != nil && !polled {
 		return nil, cfg.everyAt
-	case cfg.httpsAt != nil && !https:
-		return nil, cfg.httpsAt
+	}
+	if err := cfg.httpsCA.Give(probers); err != nil {
+		return nil, err
 	}
 	if len(cfg.feeds) == 0 {
 		return nil, nil
@@ -94,7 +90,7 @@ func (cfg *Config) New(internal func(netip.Addr) bool) (*Set, error) {
 }
 
 // parseFrom reads "from SOURCE ARGS...": file PATH, etcd KEY, interface
-// NAME, or a polled source's keyword and arguments (RegisterProber).
+// NAME, or a polled source's keyword and arguments (probe.Register).
 func (cfg *Config) parseFrom(c *caddy.Controller, args []string) error {
 	if len(args) == 0 {
 		return c.Errf("from needs a source and its argument: from file PATH, from etcd KEY or from interface NAME, after %q", c.Val())
@@ -107,15 +103,11 @@ func (cfg *Config) parseFrom(c *caddy.Controller, args []string) error {
 			return err
 		}
 	default:
-		pk, ok := probers[args[0]]
-		if !ok {
-			return c.Errf("unknown source %q: want one of %s", args[0], sourceKeywords())
-		}
-		ps, err := pk.parse(c, args[1:])
+		l, err := parsePolled(c, args)
 		if err != nil {
 			return err
 		}
-		f = &feed{line: newLine(strings.Join(args, " "), pk.kind, ps), first: make(chan struct{})}
+		f = lineFeed(l)
 	}
 	if err := cfg.add(c, f, args); err != nil {
 		return err
@@ -150,12 +142,12 @@ func (cfg *Config) textOrInterface(c *caddy.Controller, args []string) (*feed, e
 	}
 	switch args[0] {
 	case "file":
-		return newFeed(&fileSource{path: rootPath(c, args[1]), poll: filePoll}), nil
+		return valueFeed(newFileSource(c, args[1])), nil
 	case "etcd":
 		cfg.etcdSrc = true
-		return newFeed(&etcdSource{key: args[1], conn: cfg.conn()}), nil
+		return valueFeed(newEtcdSource(args[1], cfg.conn())), nil
 	}
-	return &feed{line: newLine("interface "+args[1], local, []Prober{&ifaceProber{name: args[1]}}), first: make(chan struct{})}, nil
+	return lineFeed(interfaceLine(args[1])), nil
 }
 
 // add adds f to the block's feeds, unless its source is given twice in the
@@ -176,36 +168,12 @@ func (cfg *Config) parseEvery(c *caddy.Controller, args []string) error {
 		return c.Errf("every needs one DURATION, after %q", c.Val())
 	}
 	d, err := time.ParseDuration(args[0])
-	if err != nil || d < MinEvery {
-		return c.Errf("every %q is not a duration of at least %s (say 60s)", args[0], MinEvery)
+	if err != nil || d < minEvery {
+		return c.Errf("every %q is not a duration of at least %s (say 60s)", args[0], minEvery)
 	}
 	cfg.every = d
-	cfg.everyAt = c.Errf("%q is for the polled sources (%s), and there is none", "every", strings.Join(slices.Sorted(maps.Keys(probers)), ", "))
+	cfg.everyAt = c.Errf("%q is for the polled sources (%s), and there is none", "every", strings.Join(probe.Keywords(), ", "))
 	return nil
-}
-
-// parseHTTPSCA reads "https_ca CACERT": the CA certificates (PEM) that the
-// https sources' servers' certificates are verified against, in place of the
-// system's.
-func (cfg *Config) parseHTTPSCA(c *caddy.Controller, args []string) error {
-	if len(args) != 1 {
-		return c.Errf("https_ca needs one CACERT file, after %q", c.Val())
-	}
-	pem, err := os.ReadFile(rootPath(c, args[0]))
-	if err != nil {
-		return c.Errf("https_ca: %v", err)
-	}
-	cfg.httpsCA = x509.NewCertPool()
-	if !cfg.httpsCA.AppendCertsFromPEM(pem) {
-		return c.Errf("https_ca %q holds no PEM certificate", args[0])
-	}
-	cfg.httpsAt = c.Errf("%q is for from https, and there is no from https line", "https_ca")
-	return nil
-}
-
-// sourceKeywords lists the sources a from line takes.
-func sourceKeywords() string {
-	return strings.Join(append([]string{"file", "etcd", "interface"}, slices.Sorted(maps.Keys(probers))...), ", ")
 }
 
 // conn returns the etcd connection of the block's sources.
@@ -223,13 +191,4 @@ func (cfg *Config) configure(c *caddy.Controller, property string) *etcdConn {
 		cfg.orphan = c.Errf("%q is for from etcd, and there is no from etcd line", property)
 	}
 	return cfg.conn()
-}
-
-// rootPath resolves a relative path against the Corefile's root directive,
-// as the file and etcd plugins do.
-func rootPath(c *caddy.Controller, path string) string {
-	if root := dnsserver.GetConfig(c).Root; root != "" && !filepath.IsAbs(path) {
-		return filepath.Join(root, path)
-	}
-	return path
 }

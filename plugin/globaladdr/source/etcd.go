@@ -33,13 +33,16 @@ type etcdSource struct {
 	watching func(rev int64)
 }
 
-// String implements source.
+// newEtcdSource returns the source of "from etcd KEY", over conn.
+func newEtcdSource(key string, conn *etcdConn) *etcdSource { return &etcdSource{key: key, conn: conn} }
+
+// String implements valueSource.
 func (s *etcdSource) String() string { return "etcd " + s.key }
 
 // logName names the source in log lines, with the endpoints it reads.
 func (s *etcdSource) logName() string { return s.String() + " at " + s.conn.String() }
 
-// run implements source.
+// run implements valueSource.
 func (s *etcdSource) run(ctx context.Context, report func(text string, rev int64, err error)) {
 	var delay time.Duration
 	for wait.For(ctx, delay) {

@@ -5,7 +5,13 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/core/dnsserver"
+
+	"github.com/globaladdr/globaladdr/internal/wait"
 )
 
 // filePoll is how often a file source reads its file.
@@ -21,16 +27,20 @@ type fileSource struct {
 	poll time.Duration
 }
 
-// String implements source.
+// newFileSource returns the source of "from file PATH", path resolved
+// against the Corefile's root directive.
+func newFileSource(c *caddy.Controller, path string) *fileSource {
+	return &fileSource{path: rootPath(c, path), poll: filePoll}
+}
+
+// String implements valueSource.
 func (s *fileSource) String() string { return "file " + s.path }
 
-// run implements source.
+// run implements valueSource.
 func (s *fileSource) run(ctx context.Context, report func(text string, rev int64, err error)) {
-	tick := time.NewTicker(s.poll)
-	defer tick.Stop()
 	type reading struct{ text, err string }
 	var last reading
-	for first := true; ; first = false {
+	for first := true; first || wait.For(ctx, s.poll); first = false {
 		text, err := s.read()
 		now := reading{text: text}
 		if err != nil {
@@ -39,11 +49,6 @@ func (s *fileSource) run(ctx context.Context, report func(text string, rev int64
 		if first || now != last {
 			last = now
 			report(text, 0, err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
 		}
 	}
 }
@@ -65,4 +70,13 @@ func (s *fileSource) read() (string, error) {
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxValue+1))
 	return string(b), err
+}
+
+// rootPath resolves a relative path against the Corefile's root directive,
+// as the file and etcd plugins do.
+func rootPath(c *caddy.Controller, path string) string {
+	if root := dnsserver.GetConfig(c).Root; root != "" && !filepath.IsAbs(path) {
+		return filepath.Join(root, path)
+	}
+	return path
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/coredns/caddy"
 
 	"github.com/globaladdr/globaladdr/internal/lockedbuf"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 )
 
 // fakeProbers are the probers of the test keywords fakerouter and
@@ -53,17 +55,17 @@ func fake(name string) *fakeProber {
 }
 
 func init() {
-	parse := func(prefix string) ParseFunc {
-		return func(c *caddy.Controller, args []string) ([]Prober, error) {
-			var ps []Prober
+	parse := func(prefix string) probe.ParseFunc {
+		return func(c *caddy.Controller, args []string) ([]probe.Prober, error) {
+			var ps []probe.Prober
 			for _, arg := range args {
 				ps = append(ps, fake(prefix+arg))
 			}
 			return ps, nil
 		}
 	}
-	RegisterProber("fakerouter", Router, parse("router "))
-	RegisterProber("fakeobserver", Observer, parse("observer "))
+	probe.Register("fakerouter", probe.Router, parse("router "))
+	probe.Register("fakeobserver", probe.Observer, parse("observer "))
 }
 
 // fastLines makes the set's polled lines probe every few milliseconds.
@@ -114,14 +116,14 @@ func TestLineVote(t *testing.T) {
 
 	// A server that fails does not vote: one of the two that answer is no
 	// strict majority.
-	b.answer("", Errorf(ReasonTimeout, "no answer"))
+	b.answer("", probe.Errorf(probe.ReasonTimeout, "no answer"))
 	a.answer("203.0.113.8", nil)
 	before := value(disagreementCount.WithLabelValues(testServer, line))
 	waitFor(t, "another disagreement", func() bool { return value(disagreementCount.WithLabelValues(testServer, line)) > before }, logs.String)
 	if current(s) != "198.51.100.66" {
 		t.Fatalf("one against one: have %q, want the last good 198.51.100.66", current(s))
 	}
-	if value(sourceErrorCount.WithLabelValues(testServer, "observer vote-b", ReasonTimeout)) == 0 {
+	if value(sourceErrorCount.WithLabelValues(testServer, "observer vote-b", probe.ReasonTimeout)) == 0 {
 		t.Error("the failing server's errors are not counted by reason")
 	}
 }
@@ -131,7 +133,7 @@ func TestLineRefusesCGNAT(t *testing.T) {
 	r := fake("router cgnat")
 	r.answer("100.64.3.4", nil)
 	s := startSources(t, "globaladdr {\n from fakerouter cgnat\n}", fastLines)
-	waitFor(t, "a refusal", func() bool { return value(refusedCount.WithLabelValues(testServer, "router cgnat", RefusedCGNAT)) > 0 }, logs.String)
+	waitFor(t, "a refusal", func() bool { return value(refusedCount.WithLabelValues(testServer, "router cgnat", refusedCGNAT)) > 0 }, logs.String)
 	if s.Ready() {
 		t.Fatalf("with nothing good: ready with %q", current(s))
 	}
@@ -172,9 +174,9 @@ func TestLineRefusingBesideObserver(t *testing.T) {
 	// The router fails (away): its last good address stays, as before.
 	r.answer("198.51.100.1", nil)
 	waitAddrs(t, s, "198.51.100.1 203.0.113.99")
-	r.answer("", Errorf(ReasonUnreachable, "gone"))
+	r.answer("", probe.Errorf(probe.ReasonUnreachable, "gone"))
 	waitFor(t, "an error", func() bool {
-		return value(sourceErrorCount.WithLabelValues(testServer, "router double", ReasonUnreachable)) > 0
+		return value(sourceErrorCount.WithLabelValues(testServer, "router double", probe.ReasonUnreachable)) > 0
 	}, logs.String)
 	if current(s) != "198.51.100.1 203.0.113.99" {
 		t.Fatalf("router away: have %q, want its last good address kept", current(s))
@@ -190,27 +192,4 @@ func TestLineFamilies(t *testing.T) {
 	// IPv6 no longer answered: the last good IPv6 address stays.
 	o.answer("203.0.113.6", nil)
 	waitAddrs(t, s, "203.0.113.6 2001:db8::5")
-}
-
-func TestRefusal(t *testing.T) {
-	for addr, want := range map[string]string{
-		"203.0.113.1": "", "198.51.100.1": "", "192.0.2.1": "", "2001:db8::1": "", "3fff::1": "",
-		"8.8.8.8": "", "2a00:1450::1": "",
-		"100.64.0.1": RefusedCGNAT, "100.127.255.255": RefusedCGNAT,
-		"10.0.0.1": RefusedPrivate, "172.16.0.1": RefusedPrivate, "fd12::1": RefusedULA, "fe80::1": RefusedLinkLocal,
-		"127.0.0.1": RefusedLoopback, "::1": RefusedLoopback, "169.254.0.1": RefusedLinkLocal,
-		"0.0.0.0": RefusedUnspecified, "::": RefusedUnspecified, "224.0.0.1": RefusedMulticast,
-		"ff02::1": RefusedMulticast, "240.0.0.1": RefusedReserved, "198.18.0.1": RefusedReserved,
-		"192.0.0.8": RefusedReserved, "::ffff:203.0.113.1": RefusedReserved, "2001::1": RefusedReserved,
-		"64:ff9b::1": RefusedReserved,
-	} {
-		if got := refusal(netip.MustParseAddr(addr), internal); got != want {
-			t.Errorf("refusal(%s) = %q, want %q", addr, got, want)
-		}
-	}
-	// A public address inside the block's internal ranges (a map's FROM)
-	// is refused too.
-	if got := refusal(netip.MustParseAddr("198.51.100.9"), internalIn("198.51.100.0/24")); got != RefusedInternal {
-		t.Errorf("refusal of an internal public address = %q, want %q", got, RefusedInternal)
-	}
 }

@@ -5,26 +5,9 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-	"sync/atomic"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 )
-
-// Prefix is the IPv6 prefix that a "map FROM from SOURCE" line translates
-// FROM into, as its source last gave it: the prefix of the interface's
-// global address, or one written in a file or an etcd key. It has none
-// until the source gives a valid one, and then keeps the last valid one.
-type Prefix struct {
-	from netip.Prefix
-	to   atomic.Pointer[netip.Prefix]
-}
-
-// Load returns the prefix to translate into; ok is false while none is
-// known, and the addresses in FROM then have nothing to become.
-func (p *Prefix) Load() (to netip.Prefix, ok bool) {
-	if to := p.to.Load(); to != nil {
-		return *to, true
-	}
-	return netip.Prefix{}, false
-}
 
 // parsePrefixValue reads the value of a prefix source for a map whose FROM
 // is from: one IPv6 prefix of from's length, or one IPv6 address, whose
@@ -44,7 +27,7 @@ func parsePrefixValue(text string, from netip.Prefix, internal func(netip.Addr) 
 	if len(words) != 1 {
 		return to, "", errors.New("the value must hold one IPv6 prefix")
 	}
-	if a, ok := ParseAddr(words[0]); ok {
+	if a, ok := probe.ParseAddr(words[0]); ok {
 		to = netip.PrefixFrom(a, from.Bits())
 	} else if to, err = netip.ParsePrefix(words[0]); err != nil || to.Addr().Zone() != "" {
 		return to, "", fmt.Errorf("%.64q is not an IPv6 prefix", words[0])
@@ -53,7 +36,7 @@ func parsePrefixValue(text string, from netip.Prefix, internal func(netip.Addr) 
 	case !to.Addr().Is6() || to.Addr().Is4In6():
 		return to, "", fmt.Errorf("%s is not an IPv6 prefix", to)
 	case to.Bits() != from.Bits():
-		return to, RefusedPrefixLength, fmt.Errorf("the prefix %s is a /%d, and %s is a /%d: write the /%d the LAN uses (a /56 delegation holds 256 /64s: which one is for the writer to say)",
+		return to, refusedPrefixLength, fmt.Errorf("the prefix %s is a /%d, and %s is a /%d: write the /%d the LAN uses (a /56 delegation holds 256 /64s: which one is for the writer to say)",
 			to, to.Bits(), from, from.Bits(), from.Bits())
 	}
 	to = to.Masked()
@@ -63,9 +46,10 @@ func parsePrefixValue(text string, from netip.Prefix, internal func(netip.Addr) 
 	return to, "", nil
 }
 
-// reportPrefix takes what the file or etcd source of f, a prefix feed,
+// prefixValue takes what the file or etcd source of a prefix feed
 // delivered.
-func (s *Set) reportPrefix(f *feed, text string, err error) {
+func (r reporter) prefixValue(text string, err error) {
+	s, f := r.s, r.f
 	reason := reasonRead
 	var to netip.Prefix
 	if err == nil {
@@ -77,26 +61,27 @@ func (s *Set) reportPrefix(f *feed, text string, err error) {
 		}
 	}
 	if err != nil {
-		s.prefixError(f, err, reason)
+		r.prefixError(err, reason)
 		return
 	}
-	s.setPrefix(f, to)
+	r.setPrefix(to)
 }
 
-// learnPrefix takes what the interface line of f, a prefix feed, learned:
+// learnedPrefix takes what the interface line of a prefix feed learned:
 // the prefix of its first global IPv6 address.
-func (s *Set) learnPrefix(f *feed, l learning) {
+func (r reporter) learnedPrefix(l learning) {
 	v6 := ofFamily(l.addrs, 1)
 	if len(v6) == 0 {
-		s.prefixError(f, errors.New("the interface has no global IPv6 address"), "")
+		r.prefixError(errors.New("the interface has no global IPv6 address"), "")
 		return
 	}
-	s.setPrefix(f, netip.PrefixFrom(v6[0], f.prefix.from.Bits()).Masked())
+	r.setPrefix(netip.PrefixFrom(v6[0], r.f.prefix.from.Bits()).Masked())
 }
 
 // prefixError logs err, once while it lasts, and counts it for reason
 // unless reason is "" (the interface line counted it).
-func (s *Set) prefixError(f *feed, err error, reason string) {
+func (r reporter) prefixError(err error, reason string) {
+	s, f := r.s, r.f
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if reason != "" {
@@ -113,9 +98,10 @@ func (s *Set) prefixError(f *feed, err error, reason string) {
 	log.Warningf("%s: %v; %s", f.logName(), err, keep)
 }
 
-// setPrefix makes to the prefix of f, and tells the subscribers when it
+// setPrefix makes to the feed's prefix, and tells the subscribers when it
 // changed.
-func (s *Set) setPrefix(f *feed, to netip.Prefix) {
+func (r reporter) setPrefix(to netip.Prefix) {
+	s, f := r.s, r.f
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lastSuccess(f.String())

@@ -46,7 +46,7 @@ func TestPrefixFromFile(t *testing.T) {
 	// A /56: refused, the last good prefix kept.
 	write(t, path, "2001:db8:bb::/56\n")
 	waitFor(t, "a refusal", func() bool {
-		return value(refusedCount.WithLabelValues(testServer, "file "+path, RefusedPrefixLength)) > 0
+		return value(refusedCount.WithLabelValues(testServer, "file "+path, refusedPrefixLength)) > 0
 	}, logs.String)
 	waitLog(t, logs, "the prefix 2001:db8:bb::/56 is a /56, and fd00:0:0:1::/64 is a /64: write the /64 the LAN uses")
 	if loaded() != "2001:db8:aa:1::/64" {
@@ -54,4 +54,28 @@ func TestPrefixFromFile(t *testing.T) {
 	}
 	write(t, path, "2001:db8:bb:7::99\n") // an address: its /64
 	waitFor(t, "the new prefix", func() bool { return loaded() == "2001:db8:bb:7::/64" }, loaded)
+}
+
+func TestParsePrefixValue(t *testing.T) {
+	from := netip.MustParsePrefix("fd00:1:2:3::/64")
+	for text, want := range map[string]string{
+		"2001:db8:5:6::/64\n":               "2001:db8:5:6::/64",
+		"2001:db8:5:6::1/64 # from odhcp6c": "2001:db8:5:6::/64",
+		"2001:db8:5:6:a:b:c:d":              "2001:db8:5:6::/64",
+		"2001:db8:5::/56":                   "prefix_length",
+		"2001:db8:5:6:7::/80":               "prefix_length",
+		"fd00:9::/64":                       "ula",
+		"fe80::/64":                         "link_local",
+		"fd00:1:2:3::/64":                   "ula",
+		"203.0.113.0/24":                    "error",
+		"":                                  "error",
+		"2001:db8::/64 2001:db8:1::/64":     "error",
+		"garbage":                           "error",
+	} {
+		got, reason, err := parsePrefixValue(text, from, internal)
+		switch {
+		case err == nil && got.String() != want, err != nil && reason == "" && want != "error", err != nil && reason != "" && reason != want:
+			t.Errorf("%q: got %v, %q, %v; want %s", text, got, reason, err, want)
+		}
+	}
 }

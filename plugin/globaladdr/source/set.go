@@ -1,8 +1,9 @@
 // Package source keeps a globaladdr block's global addresses up to date from
-// the places its Corefile names (from file, from etcd): it reads and watches
-// them, retries what fails, merges their values, and announces each new
-// state to the plugin and to subscribers. It knows nothing of DNS replies,
-// and reads nothing from etcd but its own keys.
+// the places its Corefile names (from file, from etcd, and the probes of
+// package probe): it reads and watches them, retries what fails, checks and
+// votes on what the probes learn, merges the sources' values, and announces
+// each new state to the plugin and to subscribers. It knows nothing of DNS
+// replies, and reads nothing from etcd but its own keys.
 package source
 
 import (
@@ -12,96 +13,15 @@ import (
 	"sync"
 	"time"
 
-	clog "github.com/coredns/coredns/plugin/pkg/log"
-
 	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// pluginName is the plugin the sources log and count for.
-const pluginName = "globaladdr"
-
-var log = clog.NewWithPlugin(pluginName)
-
 // startWait bounds how long start-up waits for the sources' first values, so
 // that a started or reloaded server answers at once when they are at hand,
 // and is not held up long when they are not.
 const startWait = time.Second
-
-// Value is one state of the global addresses, as the sources delivered it.
-type Value struct {
-	// Addrs is the union of the last good value of each source, in the
-	// order of the Corefile, each address once.
-	Addrs []netip.Addr
-	// Revision is the greatest etcd revision at which one of the values
-	// the addresses come from was written (its key's ModRevision); 0 when
-	// none comes from etcd. Every replica that reads the same etcd state
-	// sees the same Revision.
-	Revision int64
-}
-
-// source is a place the global addresses come from: a file or an etcd key.
-type source interface {
-	// String names the source, as the Corefile does ("file PATH", "etcd
-	// KEY"), in logs and in the source label of the metrics.
-	String() string
-	// run reports the source's value (text), with the etcd revision it was
-	// written at (rev, 0 for a file), or why it has none (err), first at
-	// once and then each time either may have changed, until ctx is done.
-	run(ctx context.Context, report func(text string, rev int64, err error))
-}
-
-// feed is one source and what it last delivered.
-type feed struct {
-	// src is a file or etcd source; line a learned one (a polled line,
-	// an interface). One of them is nil.
-	src  source
-	line *line
-	// prefix is where the source's prefix goes, for map FROM from
-	// SOURCE; nil for the sources of the global addresses.
-	prefix *Prefix
-	// addrs are the addresses of the source's last good value, and rev the
-	// revision it was written at; addrs is nil until it has given one.
-	addrs []netip.Addr
-	rev   int64
-	// err is the error last logged for the source, "" while it is fine:
-	// an error is logged and counted once, not at every report.
-	err string
-	// refused tells, per family (IPv4, IPv6), that the learned source's
-	// last answer of that family was refused; warned is the warning
-	// last logged for it.
-	refused [2]bool
-	warned  [2]string
-	// missing tells, per family, that the learned source's last answers
-	// had no address of the family it had kept addresses of (logged).
-	missing [2]bool
-	// first is closed once the source has reported for the first time.
-	first chan struct{}
-	once  sync.Once
-}
-
-func newFeed(src source) *feed { return &feed{src: src, first: make(chan struct{})} }
-
-// String names the feed's source, as the Corefile does.
-func (f *feed) String() string {
-	if f.line != nil {
-		return f.line.String()
-	}
-	return f.src.String()
-}
-
-// logName names the feed's source in log lines: as String does, and an
-// etcd source with the endpoints it reads ("etcd KEY at URL").
-func (f *feed) logName() string {
-	if e, ok := f.src.(*etcdSource); ok {
-		return e.logName()
-	}
-	return f.String()
-}
-
-// reported marks the first report of f.
-func (f *feed) reported() { f.once.Do(func() { close(f.first) }) }
 
 // Set is the from sources of one block, and the sources of its map FROM
 // from SOURCE lines. The global addresses are the union of the last good
@@ -145,11 +65,12 @@ func (s *Set) Start(servers []string, shared etcdclient.Config, use func(Value))
 		go func() {
 			defer s.done.Done()
 			defer f.reported()
+			r := reporter{s, f}
 			if f.line != nil {
-				f.line.run(ctx, reporter{s, f})
+				f.line.run(ctx, r)
 				return
 			}
-			f.src.run(ctx, func(text string, rev int64, err error) { s.report(f, text, rev, err) })
+			f.src.run(ctx, r.value)
 		}()
 	}
 	timeout := time.NewTimer(startWait)
@@ -165,6 +86,12 @@ func (s *Set) Start(servers []string, shared etcdclient.Config, use func(Value))
 	return nil
 }
 
+// Subscribe registers f to be called with each new Value of s, after the
+// function given to Start has taken it, on the goroutine of the source that
+// read it: f must return at once (signal a channel, say). The returned
+// function removes the subscription; call it when the subscriber shuts down.
+func (s *Set) Subscribe(f func(Value)) (unsubscribe func()) { return s.subs.add(f) }
+
 // Stop stops every source, waits until their goroutines have ended, and
 // closes the etcd connection if the sources opened it. Stopping twice, or
 // before Start, does nothing more.
@@ -177,44 +104,6 @@ func (s *Set) Stop() error {
 		return s.etcd.close()
 	}
 	return nil
-}
-
-// report takes what the source of f delivered: a new value (written at etcd
-// revision rev), or an error that keeps the last good addresses.
-func (s *Set) report(f *feed, text string, rev int64, err error) {
-	defer f.reported()
-	if f.prefix != nil {
-		s.reportPrefix(f, text, err)
-		return
-	}
-	reason := reasonRead
-	var addrs []netip.Addr
-	if err == nil {
-		reason = reasonInvalid
-		addrs, err = parseValue(text, s.internal)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil {
-		if err.Error() != f.err {
-			f.err = err.Error()
-			keep := "keeping the last good global addresses"
-			if f.addrs == nil {
-				keep = "no global address from it yet: the external view answers SERVFAIL where it needs one, and is not ready, until it gives one"
-			}
-			log.Warningf("%s: %s; %s", f.logName(), err, keep)
-			s.count(sourceErrorCount, f.String(), reason)
-		}
-		return
-	}
-	if f.err != "" && f.addrs != nil {
-		log.Infof("%s: valid again", f.logName())
-	}
-	f.err = ""
-	if !slices.Equal(addrs, f.addrs) || rev != f.rev {
-		f.addrs, f.rev = addrs, rev
-		s.publish()
-	}
 }
 
 // publish makes the union of the feeds' addresses the global addresses,
@@ -273,17 +162,17 @@ func (s *Set) withdrawn(f *feed, a netip.Addr) bool {
 	return false
 }
 
-// family returns 0 for an IPv4 address, 1 for an IPv6 one.
-func family(a netip.Addr) int {
-	if a.Is4() {
-		return 0
-	}
-	return 1
-}
-
 // count adds one to the counter vec of each server, for labels.
 func (s *Set) count(vec *prometheus.CounterVec, labels ...string) {
 	for _, server := range s.servers {
 		vec.WithLabelValues(append([]string{server}, labels...)...).Inc()
+	}
+}
+
+// lastSuccess sets the time of by's last usable answer to now.
+func (s *Set) lastSuccess(by string) {
+	now := float64(time.Now().UnixNano()) / 1e9
+	for _, server := range s.servers {
+		lastSuccess.WithLabelValues(server, by).Set(now)
 	}
 }

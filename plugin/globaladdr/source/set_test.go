@@ -195,7 +195,7 @@ func TestSourceMerge(t *testing.T) {
 	b := newFakeSource("fake b "+t.Name(), fakeValue{err: errors.New("not yet")})
 	// The Corefile's file sources are replaced by the fakes.
 	s := startSources(t, "globaladdr {\n from file /a\n from file /b\n}", func(set *Set) {
-		set.feeds = []*feed{newFeed(a), newFeed(b)}
+		set.feeds = []*feed{valueFeed(a), valueFeed(b)}
 	})
 
 	if s.Ready() || current(s) != "" {

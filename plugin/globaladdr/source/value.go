@@ -6,7 +6,21 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 )
+
+// Value is one state of the global addresses, as the sources delivered it.
+type Value struct {
+	// Addrs is the union of the last good value of each source, in the
+	// order of the Corefile, each address once.
+	Addrs []netip.Addr
+	// Revision is the greatest etcd revision at which one of the values
+	// the addresses come from was written (its key's ModRevision); 0 when
+	// none comes from etcd. Every replica that reads the same etcd state
+	// sees the same Revision.
+	Revision int64
+}
 
 // maxValue is the size of the largest value a source may hold.
 const maxValue = 64 << 10
@@ -23,7 +37,7 @@ func parseValue(text string, internal func(netip.Addr) bool) ([]netip.Addr, erro
 	for line := range strings.Lines(text) {
 		line, _, _ = strings.Cut(line, "#")
 		for _, word := range strings.Fields(line) {
-			a, ok := ParseAddr(word)
+			a, ok := probe.ParseAddr(word)
 			switch {
 			case !ok:
 				return nil, fmt.Errorf("%.64q is not an IPv4 or IPv6 address", word)
@@ -38,12 +52,4 @@ func parseValue(text string, internal func(netip.Addr) bool) ([]netip.Addr, erro
 		return nil, errors.New("the value holds no address")
 	}
 	return addrs, nil
-}
-
-// ParseAddr parses s as a global address is written, in a source's value
-// and in the Corefile: an IPv4 or IPv6 address without a zone; an
-// IPv4-mapped IPv6 address is not one.
-func ParseAddr(s string) (netip.Addr, bool) {
-	a, err := netip.ParseAddr(s)
-	return a, err == nil && a.Zone() == "" && !a.Is4In6()
 }

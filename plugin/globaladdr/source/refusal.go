@@ -9,30 +9,30 @@ import (
 // The reasons of coredns_globaladdr_source_refused_total: why a learned
 // address is not served.
 const (
-	// RefusedCGNAT: shared address space 100.64.0.0/10 (RFC 6598), the
+	// refusedCGNAT: shared address space 100.64.0.0/10 (RFC 6598), the
 	// inside of a carrier-grade NAT.
-	RefusedCGNAT = "cgnat"
-	// RefusedPrivate: RFC 1918 (10/8, 172.16/12, 192.168/16).
-	RefusedPrivate = "private"
-	// RefusedULA: IPv6 unique local fc00::/7.
-	RefusedULA = "ula"
-	// RefusedLoopback: 127/8, ::1.
-	RefusedLoopback = "loopback"
-	// RefusedLinkLocal: 169.254/16, fe80::/10.
-	RefusedLinkLocal = "link_local"
-	// RefusedUnspecified: 0.0.0.0, ::.
-	RefusedUnspecified = "unspecified"
-	// RefusedMulticast: 224/4, ff00::/8.
-	RefusedMulticast = "multicast"
-	// RefusedReserved: any other range the Internet does not route
+	refusedCGNAT = "cgnat"
+	// refusedPrivate: RFC 1918 (10/8, 172.16/12, 192.168/16).
+	refusedPrivate = "private"
+	// refusedULA: IPv6 unique local fc00::/7.
+	refusedULA = "ula"
+	// refusedLoopback: 127/8, ::1.
+	refusedLoopback = "loopback"
+	// refusedLinkLocal: 169.254/16, fe80::/10.
+	refusedLinkLocal = "link_local"
+	// refusedUnspecified: 0.0.0.0, ::.
+	refusedUnspecified = "unspecified"
+	// refusedMulticast: 224/4, ff00::/8.
+	refusedMulticast = "multicast"
+	// refusedReserved: any other range the Internet does not route
 	// (0/8, 192.0.0/24, 198.18/15, 240/4, IPv6 outside 2000::/3, ...).
-	RefusedReserved = "reserved"
-	// RefusedInternal: inside the block's internal ranges or a map's
+	refusedReserved = "reserved"
+	// refusedInternal: inside the block's internal ranges or a map's
 	// FROM: serving it would leak or loop.
-	RefusedInternal = "internal"
-	// RefusedPrefixLength: a written IPv6 prefix whose length is not
+	refusedInternal = "internal"
+	// refusedPrefixLength: a written IPv6 prefix whose length is not
 	// that of the map's FROM.
-	RefusedPrefixLength = "prefix_length"
+	refusedPrefixLength = "prefix_length"
 )
 
 var (
@@ -65,33 +65,33 @@ var (
 )
 
 // refusal returns why a, a learned address, can't be served as a global
-// address: one of the Refused reasons; "" when it can. internal reports the
+// address: one of the refused reasons; "" when it can. internal reports the
 // block's internal addresses.
 func refusal(a netip.Addr, internal func(netip.Addr) bool) string {
 	switch {
 	case !a.IsValid() || a.Zone() != "" || a.Is4In6():
-		return RefusedReserved
+		return refusedReserved
 	case slices.ContainsFunc(documentation, func(p netip.Prefix) bool { return p.Contains(a) }):
 		break
 	case cgnat.Contains(a):
-		return RefusedCGNAT
+		return refusedCGNAT
 	case a.IsPrivate() && a.Is4():
-		return RefusedPrivate
+		return refusedPrivate
 	case a.IsPrivate():
-		return RefusedULA
+		return refusedULA
 	case a.IsLoopback():
-		return RefusedLoopback
+		return refusedLoopback
 	case a.IsLinkLocalUnicast():
-		return RefusedLinkLocal
+		return refusedLinkLocal
 	case a.IsUnspecified():
-		return RefusedUnspecified
+		return refusedUnspecified
 	case a.IsMulticast():
-		return RefusedMulticast
+		return refusedMulticast
 	case a.Is4() && slices.ContainsFunc(reserved4, func(p netip.Prefix) bool { return p.Contains(a) }), a.Is6() && (!global6.Contains(a) || slices.ContainsFunc(reserved6, func(p netip.Prefix) bool { return p.Contains(a) })):
-		return RefusedReserved
+		return refusedReserved
 	}
 	if internal(a) {
-		return RefusedInternal
+		return refusedInternal
 	}
 	return ""
 }
@@ -100,15 +100,15 @@ func refusal(a netip.Addr, internal func(netip.Addr) bool) string {
 // served.
 func refusalWords(reason string) string {
 	switch reason {
-	case RefusedCGNAT:
+	case refusedCGNAT:
 		return "this is carrier-grade NAT (shared address space 100.64.0.0/10, RFC 6598); the Internet cannot reach it"
-	case RefusedPrivate:
+	case refusedPrivate:
 		return "this is a private address (RFC 1918); the Internet cannot reach it"
-	case RefusedULA:
+	case refusedULA:
 		return "this is a unique local IPv6 address (fc00::/7); the Internet cannot reach it"
-	case RefusedInternal:
+	case refusedInternal:
 		return "it is internal to this server block (internal or map), and is never served as a global address"
-	case RefusedPrefixLength:
+	case refusedPrefixLength:
 		return "its length is not that of the map's FROM"
 	}
 	return fmt.Sprintf("this is a %s address; the Internet cannot reach it", reason)

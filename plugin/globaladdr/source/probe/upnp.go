@@ -1,4 +1,4 @@
-package source
+package probe
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"net/url"
 
 	"github.com/coredns/caddy"
-	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/router"
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe/router"
 )
 
-func init() { RegisterProber("upnp", Router, parseUPnP) }
+func init() { Register("upnp", Router, parseUPnP) }
 
 // parseUPnP reads "from upnp [URL]", URL being the device description's.
 func parseUPnP(c *caddy.Controller, args []string) ([]Prober, error) {

@@ -1,4 +1,4 @@
-package source
+package probe
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/coredns/caddy"
-	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/router"
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe/router"
 )
 
-func init() { RegisterProber("pcp", Router, parseRouterPCP) }
+func init() { Register("pcp", Router, parseRouterPCP) }
 
 // pcpLifetime is the lifetime of the PCP mapping asked for: the least
 // miniupnpd grants. Each probe renews it.
@@ -17,27 +17,24 @@ const pcpLifetime = 120 * time.Second
 
 // parseRouterPCP reads "from pcp [SERVER]".
 func parseRouterPCP(c *caddy.Controller, args []string) ([]Prober, error) {
-	server, err := routerAddr(c, "pcp", "SERVER", args, false)
+	server, err := parseRouterAt(c, "pcp", "SERVER", args, false)
 	if err != nil {
 		return nil, err
 	}
-	return []Prober{&pcpProber{server: server}}, nil
+	return []Prober{&pcpProber{routerAt: server}}, nil
 }
 
 // pcpProber learns the router's external address from the answer to a PCP
 // mapping it keeps, and hears the router's ANNOUNCE. Probe and Close are
 // never concurrent (the runner's contract).
 type pcpProber struct {
-	server netip.Addr  // invalid: the default route's next hop
+	routerAt
 	client *router.PCP // nil before the first probe
 }
 
-// String implements fmt.Stringer.
-func (p *pcpProber) String() string { return routerName("pcp", p.server) }
-
 // Probe implements Prober.
 func (p *pcpProber) Probe(ctx context.Context) ([]netip.Addr, error) {
-	server, err := gatewayOr(p.server)
+	server, err := p.gateway()
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +67,7 @@ func (p *pcpProber) Listen(ctx context.Context, heard func([]netip.Addr)) error 
 			t.Stop()
 		}
 	}()
-	return listenRouter(ctx, p.server, router.AnnouncePCP, func(netip.Addr) {
+	return p.listen(ctx, router.AnnouncePCP, func(netip.Addr) {
 		heard(nil)
 		for i, t := range timers {
 			t.Reset(pcpRechecks[i])

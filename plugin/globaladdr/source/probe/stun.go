@@ -1,4 +1,4 @@
-package source
+package probe
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const stunPort = "3478"
 // deadline.
 const stunRetransmit = 500 * time.Millisecond
 
-func init() { RegisterProber("stun", Observer, parseSTUN) }
+func init() { Register("stun", Observer, parseSTUN) }
 
 // parseSTUN reads "from stun SERVER...", SERVER being host[:port].
 func parseSTUN(c *caddy.Controller, args []string) ([]Prober, error) {
@@ -60,14 +60,14 @@ func (p *stunProber) Probe(ctx context.Context) ([]netip.Addr, error) {
 	var (
 		addrs    []netip.Addr
 		firstErr error
-		asked    [2]bool
+		asked    = map[bool]bool{} // by ip.Is4(): the family was asked
 	)
 	for _, ip := range ips {
 		ip = ip.Unmap()
-		if asked[family(ip)] {
+		if asked[ip.Is4()] {
 			continue
 		}
-		asked[family(ip)] = true
+		asked[ip.Is4()] = true
 		a, err := bind(ctx, net.JoinHostPort(ip.String(), port))
 		if err != nil {
 			firstErr = cmpErr(firstErr, err)
@@ -150,7 +150,7 @@ var errOtherTransaction = errors.New("a response to another transaction")
 func parseBindingResponse(raw []byte, tid [stun.TransactionIDSize]byte) (netip.Addr, error) {
 	m := &stun.Message{Raw: raw}
 	if err := m.Decode(); err != nil {
-		return netip.Addr{}, Errorf(ReasonMalformed, "a malformed STUN message: %w", err)
+		return netip.Addr{}, Errorf(reasonMalformed, "a malformed STUN message: %w", err)
 	}
 	if m.TransactionID != tid {
 		return netip.Addr{}, errOtherTransaction
@@ -160,24 +160,24 @@ func parseBindingResponse(raw []byte, tid [stun.TransactionIDSize]byte) (netip.A
 	case stun.BindingError:
 		var code stun.ErrorCodeAttribute
 		if err := code.GetFrom(m); err != nil {
-			return netip.Addr{}, Errorf(ReasonMalformed, "a STUN error response without a valid ERROR-CODE: %w", err)
+			return netip.Addr{}, Errorf(reasonMalformed, "a STUN error response without a valid ERROR-CODE: %w", err)
 		}
-		return netip.Addr{}, Errorf(ReasonRejected, "STUN error %d: %.64q", code.Code, code.Reason)
+		return netip.Addr{}, Errorf(reasonRejected, "STUN error %d: %.64q", code.Code, code.Reason)
 	default:
-		return netip.Addr{}, Errorf(ReasonMalformed, "a STUN %s, not a Binding response", m.Type)
+		return netip.Addr{}, Errorf(reasonMalformed, "a STUN %s, not a Binding response", m.Type)
 	}
 	if m.Contains(stun.AttrFingerprint) {
 		if err := stun.Fingerprint.Check(m); err != nil {
-			return netip.Addr{}, Errorf(ReasonMalformed, "the STUN response's FINGERPRINT is wrong: %w", err)
+			return netip.Addr{}, Errorf(reasonMalformed, "the STUN response's FINGERPRINT is wrong: %w", err)
 		}
 	}
 	var xor stun.XORMappedAddress
 	if err := xor.GetFrom(m); err != nil {
-		return netip.Addr{}, Errorf(ReasonMalformed, "the STUN response has no valid XOR-MAPPED-ADDRESS: %w", err)
+		return netip.Addr{}, Errorf(reasonMalformed, "the STUN response has no valid XOR-MAPPED-ADDRESS: %w", err)
 	}
 	a, ok := netip.AddrFromSlice(xor.IP)
 	if !ok {
-		return netip.Addr{}, Errorf(ReasonMalformed, "the STUN response's XOR-MAPPED-ADDRESS is no address")
+		return netip.Addr{}, Errorf(reasonMalformed, "the STUN response's XOR-MAPPED-ADDRESS is no address")
 	}
 	return a, nil
 }

@@ -1,4 +1,4 @@
-package source
+package probe
 
 import (
 	"context"
@@ -6,11 +6,15 @@ import (
 	"net/netip"
 	"time"
 
+	clog "github.com/coredns/coredns/plugin/pkg/log"
+
 	"github.com/globaladdr/globaladdr/internal/wait"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
+
+var log = clog.NewWithPlugin("globaladdr")
 
 // resubscribe is how long from interface waits before it subscribes again
 // to the kernel's address notifications after the subscription failed.
@@ -25,6 +29,9 @@ const leftOut = unix.IFA_F_TEMPORARY | unix.IFA_F_DEPRECATED | unix.IFA_F_TENTAT
 // local interface. Its Listener follows the kernel's address notifications
 // (netlink): it is never polled.
 type ifaceProber struct{ name string }
+
+// Interface returns the Prober of "from interface NAME", of kind Local.
+func Interface(name string) Prober { return &ifaceProber{name: name} }
 
 // String implements fmt.Stringer.
 func (p *ifaceProber) String() string { return "interface " + p.name }

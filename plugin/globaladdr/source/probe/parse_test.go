@@ -1,4 +1,4 @@
-package source
+package probe
 
 import (
 	"errors"
@@ -32,35 +32,11 @@ func TestParseEchoBody(t *testing.T) {
 		case want == "" && err == nil:
 			t.Errorf("%.40q: got %s, want an error", body, a)
 		case want == "":
-			if reasonOf(err) != ReasonMalformed {
-				t.Errorf("%.40q: reason %q, want %q", body, reasonOf(err), ReasonMalformed)
+			if ReasonOf(err) != reasonMalformed {
+				t.Errorf("%.40q: reason %q, want %q", body, ReasonOf(err), reasonMalformed)
 			}
 		case err != nil || a.String() != want:
 			t.Errorf("%.40q: got %v, %v; want %s", body, a, err, want)
-		}
-	}
-}
-
-func TestParsePrefixValue(t *testing.T) {
-	from := netip.MustParsePrefix("fd00:1:2:3::/64")
-	for text, want := range map[string]string{
-		"2001:db8:5:6::/64\n":               "2001:db8:5:6::/64",
-		"2001:db8:5:6::1/64 # from odhcp6c": "2001:db8:5:6::/64",
-		"2001:db8:5:6:a:b:c:d":              "2001:db8:5:6::/64",
-		"2001:db8:5::/56":                   "prefix_length",
-		"2001:db8:5:6:7::/80":               "prefix_length",
-		"fd00:9::/64":                       "ula",
-		"fe80::/64":                         "link_local",
-		"fd00:1:2:3::/64":                   "ula",
-		"203.0.113.0/24":                    "error",
-		"":                                  "error",
-		"2001:db8::/64 2001:db8:1::/64":     "error",
-		"garbage":                           "error",
-	} {
-		got, reason, err := parsePrefixValue(text, from, internal)
-		switch {
-		case err == nil && got.String() != want, err != nil && reason == "" && want != "error", err != nil && reason != "" && reason != want:
-			t.Errorf("%q: got %v, %q, %v; want %s", text, got, reason, err, want)
 		}
 	}
 }
@@ -77,19 +53,19 @@ func TestParseBindingResponse(t *testing.T) {
 		t.Errorf("another transaction's response: %v", err)
 	}
 	fail := stun.MustBuild(stun.NewTransactionIDSetter(req.TransactionID), stun.BindingError, stun.CodeBadRequest)
-	if _, err := parseBindingResponse(fail.Raw, req.TransactionID); reasonOf(err) != ReasonRejected {
-		t.Errorf("an error response: %v, reason %q", err, reasonOf(err))
+	if _, err := parseBindingResponse(fail.Raw, req.TransactionID); ReasonOf(err) != reasonRejected {
+		t.Errorf("an error response: %v, reason %q", err, ReasonOf(err))
 	}
 	empty := stun.MustBuild(stun.NewTransactionIDSetter(req.TransactionID), stun.BindingSuccess)
-	if _, err := parseBindingResponse(empty.Raw, req.TransactionID); reasonOf(err) != ReasonMalformed {
+	if _, err := parseBindingResponse(empty.Raw, req.TransactionID); ReasonOf(err) != reasonMalformed {
 		t.Errorf("no XOR-MAPPED-ADDRESS: %v", err)
 	}
 	bad := append([]byte(nil), ok.Raw...)
 	bad[len(bad)-1] ^= 1 // the fingerprint
-	if _, err := parseBindingResponse(bad, req.TransactionID); reasonOf(err) != ReasonMalformed {
+	if _, err := parseBindingResponse(bad, req.TransactionID); ReasonOf(err) != reasonMalformed {
 		t.Errorf("a wrong fingerprint: %v", err)
 	}
-	if _, err := parseBindingResponse([]byte("garbage"), req.TransactionID); reasonOf(err) != ReasonMalformed {
+	if _, err := parseBindingResponse([]byte("garbage"), req.TransactionID); ReasonOf(err) != reasonMalformed {
 		t.Errorf("garbage: %v", err)
 	}
 }
