@@ -48,7 +48,7 @@ func followMarks(cfg *dnsserver.Config, servers []string) *etcdMarks {
 	if !ok || e.Client == nil {
 		return nil
 	}
-	zones := outside(cfg.Handlers(), e.Zones)
+	zones := unserved(cfg.Handlers(), e.Zones)
 	if len(zones) == 0 {
 		return nil
 	}
@@ -74,11 +74,11 @@ func followMarks(cfg *dnsserver.Config, servers []string) *etcdMarks {
 	return em
 }
 
-// outside returns those of zones, the etcd plugin's, that lie outside
+// unserved returns those of zones, the etcd plugin's, that lie outside
 // every zone that a backend among handlers serves as the view shows it:
 // the zones whose names the etcd plugin answers, and all an etcd role
 // limited to them lets it read.
-func outside(handlers []plugin.Handler, zones []string) []string {
+func unserved(handlers []plugin.Handler, zones []string) []string {
 	var served []string
 	for _, h := range handlers {
 		if b, ok := h.(horizon.Backend); ok {
