@@ -15,11 +15,6 @@ import (
 // most tangled plugin, kubernetes (v1.15.0).
 const maxFilePairs = 8
 
-// tangled holds the packages still above maxFilePairs, at their counts
-// today: issue 46 cuts them into packages of one concern each, and lowers
-// each ceiling as it goes. A count may only go down.
-var tangled = map[string]int{}
-
 // TestFilePairs holds every package under plugin/ to the file pairs of
 // CoreDNS's kubernetes plugin: a reader of one file of a package should not
 // have to read most of the others (issue 46). The measure is checked
@@ -42,16 +37,9 @@ func TestFilePairs(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		pkg := strings.TrimPrefix(filepath.ToSlash(path), "../")
-		ceiling, ok := tangled[pkg]
-		if !ok {
-			ceiling = maxFilePairs
-		}
-		switch {
-		case len(pairs) > ceiling:
-			t.Errorf("%s: %d pairs of files use each other's names, more than %d:\n%s", pkg, len(pairs), ceiling, pairsText(pairs))
-		case ok && len(pairs) < ceiling:
-			t.Errorf("%s: %d file pairs, fewer than its ceiling %d: lower it in tangled", pkg, len(pairs), ceiling)
+		if len(pairs) > maxFilePairs {
+			pkg := strings.TrimPrefix(filepath.ToSlash(path), "../")
+			t.Errorf("%s: %d pairs of files use each other's names, more than %d:\n%s", pkg, len(pairs), maxFilePairs, pairsText(pairs))
 		}
 		return nil
 	})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/globaladdr/globaladdr/internal/cpuclock"
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/marks"
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/outside"
 
 	"github.com/miekg/dns"
 )
@@ -155,7 +156,7 @@ func TestRewriteAllocsPerRecord(t *testing.T) {
 			g := bc.plugin(t, nil)
 			m, addrs := bc.reply(), g.addrs.Load()
 			allocs := testing.AllocsPerRun(100, func() {
-				if _, err := g.policy.rewrite(m, addrs, &tally{}); err != nil {
+				if _, err := g.policy.Rewrite(m, addrs, &outside.Tally{}); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -166,21 +167,21 @@ func TestRewriteAllocsPerRecord(t *testing.T) {
 	}
 }
 
-// BenchmarkRewrite measures policy.rewrite alone. rewritten/op is the number
+// BenchmarkRewrite measures outside.Policy.Rewrite alone. rewritten/op is the number
 // of A and AAAA records it replaced per reply.
 func BenchmarkRewrite(b *testing.B) {
 	for _, bc := range benchCases() {
 		b.Run(bc.name, func(b *testing.B) {
 			g := bc.plugin(b, nil)
 			m, addrs := bc.reply(), g.addrs.Load()
-			var t tally
+			var t outside.Tally
 			measure(b, func() {
-				t = tally{}
-				if _, err := g.policy.rewrite(m, addrs, &t); err != nil {
+				t = outside.Tally{}
+				if _, err := g.policy.Rewrite(m, addrs, &t); err != nil {
 					b.Fatal(err)
 				}
 			})
-			b.ReportMetric(float64(t.rewrittenA+t.rewrittenAAAA), "rewritten/op")
+			b.ReportMetric(float64(t.RewrittenA+t.RewrittenAAAA), "rewritten/op")
 		})
 	}
 }

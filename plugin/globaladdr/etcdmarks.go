@@ -13,6 +13,7 @@ import (
 	"github.com/coredns/coredns/plugin/etcd"
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/marks"
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/outside"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
@@ -48,7 +49,7 @@ func followMarks(cfg *dnsserver.Config, servers []string) *etcdMarks {
 	if !ok || e.Client == nil {
 		return nil
 	}
-	zones := outside(cfg.Handlers(), e.Zones)
+	zones := unserved(cfg.Handlers(), e.Zones)
 	if len(zones) == 0 {
 		return nil
 	}
@@ -74,11 +75,11 @@ func followMarks(cfg *dnsserver.Config, servers []string) *etcdMarks {
 	return em
 }
 
-// outside returns those of zones, the etcd plugin's, that lie outside
+// unserved returns those of zones, the etcd plugin's, that lie outside
 // every zone that a backend among handlers serves as the view shows it:
 // the zones whose names the etcd plugin answers, and all an etcd role
 // limited to them lets it read.
-func outside(handlers []plugin.Handler, zones []string) []string {
+func unserved(handlers []plugin.Handler, zones []string) []string {
 	var served []string
 	for _, h := range handlers {
 		if b, ok := h.(horizon.Backend); ok {
@@ -114,7 +115,7 @@ func (em *etcdMarks) covers(name string) bool {
 // name in the etcd plugin's zones, by its mark: the apex of a zone exists
 // whatever its keys say (its SOA and NS are the etcd plugin's own), and
 // before the marks are read the reply fails instead (filter).
-func (em *etcdMarks) withholds(p *policy, name string) bool {
+func (em *etcdMarks) withholds(p *outside.Policy, name string) bool {
 	name = strings.ToLower(name)
 	if em.isApex(name) || !em.marks.Loaded() {
 		return false
@@ -125,9 +126,9 @@ func (em *etcdMarks) withholds(p *policy, name string) bool {
 // shows reports whether the policy shows name, a lower-case FQDN in the
 // etcd plugin's zones, by its mark in the tree: a name no key holds is
 // withheld.
-func (em *etcdMarks) shows(p *policy, name string) bool {
+func (em *etcdMarks) shows(p *outside.Policy, name string) bool {
 	m, _ := em.marks.Of(name)
-	return p.exposes(name, m)
+	return p.Exposes(name, m)
 }
 
 // isApex reports whether name is one of the etcd plugin's zones.
@@ -139,7 +140,7 @@ func (em *etcdMarks) isApex(name string) bool { return slices.Contains(em.etcd.Z
 // name no key holds is withheld; the apex's SOA and NS are the etcd
 // plugin's own, and pass. Before the marks are read, a reply with a record
 // to judge fails with errMarksUnknown.
-func (em *etcdMarks) filter(p *policy, m *dns.Msg, t *tally) (*dns.Msg, error) {
+func (em *etcdMarks) filter(p *outside.Policy, m *dns.Msg, t *outside.Tally) (*dns.Msg, error) {
 	an, ns, ex := em.withheld(p, m.Answer), em.withheld(p, m.Ns), em.withheld(p, m.Extra)
 	if an+ns+ex == 0 {
 		return m, nil
@@ -149,12 +150,12 @@ func (em *etcdMarks) filter(p *policy, m *dns.Msg, t *tally) (*dns.Msg, error) {
 	}
 	out := *m
 	out.Answer, out.Ns, out.Extra = em.shown(p, m.Answer, an), em.shown(p, m.Ns, ns), em.shown(p, m.Extra, ex)
-	t.hidden += an + ns + ex
+	t.Hidden += an + ns + ex
 	return &out, nil
 }
 
 // withheld counts the records of rrs that the marks withhold.
-func (em *etcdMarks) withheld(p *policy, rrs []dns.RR) int {
+func (em *etcdMarks) withheld(p *outside.Policy, rrs []dns.RR) int {
 	n := 0
 	for _, rr := range rrs {
 		if em.withholdsRecord(p, rr) {
@@ -166,7 +167,7 @@ func (em *etcdMarks) withheld(p *policy, rrs []dns.RR) int {
 
 // shown returns rrs without the n records the marks withhold, in a slice of
 // its own.
-func (em *etcdMarks) shown(p *policy, rrs []dns.RR, n int) []dns.RR {
+func (em *etcdMarks) shown(p *outside.Policy, rrs []dns.RR, n int) []dns.RR {
 	if n == 0 {
 		return rrs
 	}
@@ -182,7 +183,7 @@ func (em *etcdMarks) shown(p *policy, rrs []dns.RR, n int) []dns.RR {
 }
 
 // withholdsRecord reports whether the marks withhold rr.
-func (em *etcdMarks) withholdsRecord(p *policy, rr dns.RR) bool {
+func (em *etcdMarks) withholdsRecord(p *outside.Policy, rr dns.RR) bool {
 	hdr := rr.Header()
 	switch hdr.Rrtype {
 	case dns.TypeOPT, dns.TypeTSIG:
@@ -206,5 +207,5 @@ func (g *GlobalAddr) unexposed(name string) bool {
 	if em := g.etcdMarks.Load(); em != nil && em.covers(strings.ToLower(name)) {
 		return em.withholds(g.policy, name)
 	}
-	return g.policy.unmarked(name)
+	return g.policy.Unmarked(name)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/globaladdr/globaladdr/internal/viewcheck"
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/outside"
 
 	"github.com/miekg/dns"
 )
@@ -71,7 +72,7 @@ func FuzzRewrite(f *testing.F) {
 		if err := cfg.Check(out); err != nil {
 			t.Fatalf("%v\nconfiguration:\n%s\nbackend:\n%s\nclient:\n%s", err, cfg.corefile, res, out)
 		}
-		if again, err := g.policy.rewrite(out, g.addrs.Load(), &tally{}); err != nil || again != out {
+		if again, err := g.policy.Rewrite(out, g.addrs.Load(), &outside.Tally{}); err != nil || again != out {
 			t.Fatalf("rewriting the reply again changed it (%v):\n%s\n%s", err, out, again)
 		}
 	})

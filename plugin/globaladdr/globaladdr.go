@@ -14,6 +14,7 @@ import (
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/coredns/coredns/plugin/pkg/nonwriter"
 
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/outside"
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
@@ -27,11 +28,11 @@ var log = clog.NewWithPlugin(pluginName)
 type GlobalAddr struct {
 	Next plugin.Handler
 
-	policy *policy
+	policy *outside.Policy
 	// addrs holds the current state of the global addresses and of the
 	// maps' targets, which an answer is rewritten with from start to end;
 	// its global addresses are not known until a from source gives them.
-	addrs atomic.Pointer[globals]
+	addrs atomic.Pointer[outside.Globals]
 	// state is the view at addrs (Current); nil until its global addresses
 	// are known.
 	state atomic.Pointer[horizon.State]
@@ -58,7 +59,7 @@ func (g *GlobalAddr) Name() string { return pluginName }
 // global addresses and, behind the etcd plugin, the marks of its tree.
 func (g *GlobalAddr) Ready() bool {
 	em := g.etcdMarks.Load()
-	return g.addrs.Load().known && (em == nil || em.marks.Loaded())
+	return g.addrs.Load().Known() && (em == nil || em.marks.Loaded())
 }
 
 // ServeDNS implements plugin.Handler. A question for a zone that a backend
@@ -82,8 +83,8 @@ func (g *GlobalAddr) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.
 //
 //go:noinline
 func (g *GlobalAddr) countHidden(ctx context.Context, r *dns.Msg) {
-	if g.policy.hidden(r.Question[0].Name) {
-		(&tally{hidden: 1}).report(ctx)
+	if g.policy.Hidden(r.Question[0].Name) {
+		report(ctx, &outside.Tally{Hidden: 1})
 	}
 }
 
@@ -91,9 +92,9 @@ func (g *GlobalAddr) countHidden(ctx context.Context, r *dns.Msg) {
 // shows it: a hidden name (or one expose leaves out) is NXDOMAIN, anything
 // else is judged on its way up.
 func (g *GlobalAddr) serveJudged(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	hidden := len(r.Question) == 1 && (g.policy.hidden(r.Question[0].Name) || g.unexposed(r.Question[0].Name))
+	hidden := len(r.Question) == 1 && (g.policy.Hidden(r.Question[0].Name) || g.unexposed(r.Question[0].Name))
 	if hidden {
-		(&tally{hidden: 1}).report(ctx)
+		report(ctx, &outside.Tally{Hidden: 1})
 	}
 	return g.judge(ctx, w, r, g.Next, hidden, questionName(r))
 }
@@ -145,7 +146,7 @@ func (g *GlobalAddr) soa(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 		for _, rr := range section {
 			// Judged as every record is: neither its owner nor its MNAME
 			// or RNAME may be hidden.
-			if soa, ok := rr.(*dns.SOA); ok && g.policy.judge(soa) == keep {
+			if soa, ok := rr.(*dns.SOA); ok && g.policy.Keeps(soa) {
 				return soa
 			}
 		}

@@ -3,6 +3,7 @@ package globaladdr
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -241,10 +242,121 @@ func TestServeDNS(t *testing.T) {
 				t.Errorf("the backend's records were modified:\nbefore %s\nafter  %s", before, after)
 			}
 			for _, q := range asked {
-				if g.policy.hidden(q[:strings.IndexByte(q, ' ')]) && !strings.HasSuffix(q, " SOA") {
+				if g.policy.Hidden(q[:strings.IndexByte(q, ' ')]) && !strings.HasSuffix(q, " SOA") {
 					t.Errorf("the backend was asked for hidden data: %s", q)
 				}
 			}
 		})
 	}
+}
+
+// TestServeDNSRdata checks the answers with addresses and names in other
+// records' data, and map-only blocks.
+func TestServeDNSRdata(t *testing.T) {
+	soa := zoneSOA
+	const mapsOnly = "globaladdr {\n map 192.168.0.0/24 198.51.100.0/24\n}"
+	tests := []struct {
+		name     string
+		corefile string
+		qtype    uint16
+		answer   []string
+		want     []string // the answer, or the authority section when it is empty
+	}{
+		{
+			name: "HTTPS hints: internal ones become the global address of their family, once", corefile: dual, qtype: dns.TypeHTTPS,
+			answer: []string{`app.example.com. 30 IN HTTPS 1 . alpn="h2" ipv4hint="192.168.0.51,203.0.113.10,192.168.0.52" ipv6hint="fd00::51"`},
+			want:   []string{`app.example.com.	900	IN	HTTPS	1 . alpn="h2" ipv4hint="203.0.113.10" ipv6hint="2001:db8::10"`},
+		},
+		{
+			name: "a hint key with no global address of its family is removed, from mandatory too", corefile: v4only, qtype: dns.TypeHTTPS,
+			answer: []string{`app.example.com. 30 IN HTTPS 1 . mandatory=ipv6hint alpn="h2" ipv6hint="fd00::51"`},
+			want:   []string{`app.example.com.	900	IN	HTTPS	1 . alpn="h2"`},
+		},
+		{
+			name: "SVCB hints follow map", corefile: "globaladdr 203.0.113.10 {\n map 192.168.0.0/24 198.51.100.0/24\n}", qtype: dns.TypeSVCB,
+			answer: []string{`svc.example.com. 30 IN SVCB 1 app.example.com. port="8443" ipv4hint="192.168.0.51,192.168.1.7"`},
+			want:   []string{`svc.example.com.	30	IN	SVCB	1 app.example.com. port="8443" ipv4hint="198.51.100.51,203.0.113.10"`},
+		},
+		{
+			name: "public hints pass unchanged", corefile: v4only, qtype: dns.TypeHTTPS,
+			answer: []string{`app.example.com. 30 IN HTTPS 1 . alpn="h2" ipv4hint="198.51.100.1"`},
+			want:   []string{`app.example.com.	30	IN	HTTPS	1 . alpn="h2" ipv4hint="198.51.100.1"`},
+		},
+		{
+			name: "HTTPS naming a hidden target is removed", corefile: "globaladdr 203.0.113.10 {\n hide secret.example.com\n}", qtype: dns.TypeHTTPS,
+			answer: []string{`app.example.com. 30 IN HTTPS 1 db.secret.example.com. alpn="h2"`, `app.example.com. 30 IN HTTPS 2 . alpn="h2"`},
+			want:   []string{`app.example.com.	30	IN	HTTPS	2 . alpn="h2"`},
+		},
+		{
+			name: "records with an internal address in their data are removed: NODATA", corefile: v4only, qtype: dns.TypeANY,
+			answer: []string{"app.example.com. 30 IN AMTRELAY 10 0 1 192.168.0.61", "app.example.com. 30 IN L32 10 192.168.0.62", "app.example.com. 30 IN APL 1:10.0.0.0/8"},
+			want:   []string{soa},
+		},
+		{
+			name: "records with public addresses in their data pass", corefile: v4only, qtype: dns.TypeANY,
+			answer: []string{"app.example.com. 30 IN AMTRELAY 10 0 1 198.51.100.61", "app.example.com. 30 IN L32 10 198.51.100.62"},
+			want:   []string{"app.example.com.	30	IN	AMTRELAY	10 0 1 198.51.100.61", "app.example.com.	30	IN	L32	10 198.51.100.62"},
+		},
+		{
+			name: "NAPTR replacement and KX exchanger are names that hide applies to", corefile: "globaladdr 203.0.113.10 {\n hide secret.example.com\n}", qtype: dns.TypeANY,
+			answer: []string{`app.example.com. 30 IN NAPTR 100 10 "S" "SIP+D2U" "" _sip._udp.secret.example.com.`, "app.example.com. 30 IN KX 10 kx.secret.example.com.", "app.example.com. 30 IN KX 20 kx.example.com."},
+			want:   []string{"app.example.com.	30	IN	KX	20 kx.example.com."},
+		},
+		{
+			name: "an RRSIG over a rewritten HTTPS RRset is removed", corefile: v4only, qtype: dns.TypeHTTPS,
+			answer: []string{`app.example.com. 30 IN HTTPS 1 . ipv4hint="192.168.0.51"`, "app.example.com. 30 IN RRSIG HTTPS 13 3 30 20300101000000 20200101000000 1234 example.com. c2lnbmF0dXJl"},
+			want:   []string{`app.example.com.	900	IN	HTTPS	1 . ipv4hint="203.0.113.10"`},
+		},
+		{
+			name: "map-only: mapped addresses are translated, others dropped", corefile: mapsOnly, qtype: dns.TypeA,
+			answer: []string{"app.example.com. 30 IN A 192.168.0.51", "app.example.com. 30 IN A 192.168.1.51", "app.example.com. 30 IN A 198.51.100.200"},
+			want:   []string{"app.example.com.	30	IN	A	198.51.100.51", "app.example.com.	30	IN	A	198.51.100.200"},
+		},
+		{
+			name: "map-only: an answer of unmapped internal addresses is NODATA", corefile: mapsOnly, qtype: dns.TypeA,
+			answer: []string{"app.example.com. 30 IN A 192.168.1.51", "app.example.com. 30 IN AAAA fd00::51"},
+			want:   []string{soa},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []string
+			var answer []dns.RR
+			for _, s := range tc.answer {
+				answer = append(answer, mustRR(t, s))
+			}
+			g := newTestPlugin(t, tc.corefile, backend(reply{answer: answer}, &asked))
+			req := new(dns.Msg)
+			req.SetQuestion("app.example.com.", tc.qtype)
+			rec := dnstest.NewRecorder(&test.ResponseWriter{})
+			if _, err := g.ServeDNS(context.Background(), rec, req); err != nil {
+				t.Fatal(err)
+			}
+			got := rec.Msg.Answer
+			if len(got) == 0 {
+				got = rec.Msg.Ns
+			}
+			var gotS, wantS []string
+			for _, rr := range got {
+				gotS = append(gotS, rr.String())
+			}
+			for _, s := range tc.want {
+				wantS = append(wantS, mustRR(t, s).String())
+			}
+			slices.Sort(gotS)
+			slices.Sort(wantS)
+			if !slices.Equal(gotS, wantS) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(gotS, "\n"), strings.Join(wantS, "\n"))
+			}
+		})
+	}
+}
+
+func mustRR(t *testing.T, s string) dns.RR {
+	t.Helper()
+	rr, err := dns.NewRR(s)
+	if err != nil {
+		t.Fatalf("%s: %v", s, err)
+	}
+	return rr
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
 
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/outside"
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
 	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
@@ -38,7 +39,7 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	}
 	g.sources.Subscribe(func(source.Value) { g.renew() })
 	err := g.sources.Start(servers, etcdclient.BlockConfig(cfg.Handlers(), etcdPluginClient(cfg)), func(v source.Value) {
-		addrs := newGlobals(v.Addrs, g.policy.targets())
+		addrs := g.policy.Globals(v.Addrs)
 		g.use(addrs, v.Revision)
 		setAddressCount(servers, addrs)
 	})
@@ -71,15 +72,13 @@ const dynamicPrimary = "the global address comes from a from source, and this bl
 // global addresses in use, and the view's state at them Current's once
 // they are known. The state shows every record at addrs, whatever is in use
 // later.
-func (g *GlobalAddr) use(addrs *globals, rev int64) {
+func (g *GlobalAddr) use(addrs *outside.Globals, rev int64) {
 	g.addrs.Store(addrs)
-	if !addrs.known {
+	if !addrs.Known() {
 		return
 	}
-	g.state.Store(&horizon.State{Revision: rev, Rules: g.policy.rules(addrs), Exposes: g.policy.exposes, Show: func(rrs []dns.RR) []dns.RR {
-		var t tally
-		out, _ := g.policy.section(rrs, g.policy.firstChange(rrs), addrs, &t) // addrs is known: no error
-		return out
+	g.state.Store(&horizon.State{Revision: rev, Rules: g.policy.Rules(addrs), Exposes: g.policy.Exposes, Show: func(rrs []dns.RR) []dns.RR {
+		return g.policy.Show(rrs, addrs)
 	}})
 }
 
@@ -119,15 +118,15 @@ func (g *GlobalAddr) Subscribe(f func()) (unsubscribe func()) {
 // the set calls first. The set calls its subscribers one at a time, after
 // use.
 func (g *GlobalAddr) renew() {
-	addrs, to := g.addrs.Load(), g.policy.targets()
-	if slices.Equal(addrs.to, to) {
+	addrs, changed := g.policy.Retarget(g.addrs.Load())
+	if !changed {
 		return
 	}
 	var rev int64
 	if st := g.state.Load(); st != nil {
 		rev = st.Revision
 	}
-	g.use(addrs.retargeted(to), rev)
+	g.use(addrs, rev)
 }
 
 // etcdPluginClient returns the etcd client of the etcd plugin of cfg's server
@@ -140,9 +139,10 @@ func etcdPluginClient(cfg *dnsserver.Config) *clientv3.Client {
 }
 
 // setAddressCount sets the gauge of the addresses in use, g.
-func setAddressCount(servers []string, g *globals) {
+func setAddressCount(servers []string, g *outside.Globals) {
+	v4, v6 := g.Addrs()
 	for _, server := range servers {
-		addressCount.WithLabelValues(server, "ipv4").Set(float64(len(g.v4)))
-		addressCount.WithLabelValues(server, "ipv6").Set(float64(len(g.v6)))
+		addressCount.WithLabelValues(server, "ipv4").Set(float64(len(v4)))
+		addressCount.WithLabelValues(server, "ipv6").Set(float64(len(v6)))
 	}
 }

@@ -56,8 +56,8 @@ func TestSubscribe(t *testing.T) {
 				t.Error(err)
 			}
 		}
-		a := g.addrs.Load()
-		return fmt.Sprintf("%v %v, gauge %v %v", a.v4, a.v6, counts["ipv4"].Gauge.GetValue(), counts["ipv6"].Gauge.GetValue())
+		v4, v6 := g.addrs.Load().Addrs()
+		return fmt.Sprintf("%v %v, gauge %v %v", v4, v6, counts["ipv4"].Gauge.GetValue(), counts["ipv6"].Gauge.GetValue())
 	}
 	heard, stays := make(chan string, 10), make(chan string, 10)
 	unsubscribe := g.Subscribe(func() { heard <- inUse() })

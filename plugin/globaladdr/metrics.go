@@ -7,6 +7,8 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/metrics"
 
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/outside"
+
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
@@ -77,31 +79,32 @@ func countersOf(server string) *serverCounters {
 	return c.(*serverCounters)
 }
 
-// report adds what one rewrite did to the metrics, and logs drops at debug.
-func (t *tally) report(ctx context.Context) {
-	if t.empty() {
+// report adds what one rewrite did, t, to the metrics, and logs drops at
+// debug.
+func report(ctx context.Context, t *outside.Tally) {
+	if t.Empty() {
 		return
 	}
 	c := countersOf(metrics.WithServer(ctx))
-	add(c.rewrittenA, t.rewrittenA)
-	add(c.rewrittenAAAA, t.rewrittenAAAA)
-	add(c.droppedA, t.droppedA)
-	add(c.droppedAAAA, t.droppedAAAA)
-	add(c.droppedTXT, t.droppedTXT)
-	add(c.hidden, t.hidden)
-	for _, r := range t.rare {
+	add(c.rewrittenA, t.RewrittenA)
+	add(c.rewrittenAAAA, t.RewrittenAAAA)
+	add(c.droppedA, t.DroppedA)
+	add(c.droppedAAAA, t.DroppedAAAA)
+	add(c.droppedTXT, t.DroppedTXT)
+	add(c.hidden, t.Hidden)
+	for _, r := range t.Rare {
 		vec := droppedCount
-		if r.rewritten {
+		if r.Rewritten {
 			vec = rewrittenCount
 		}
-		vec.WithLabelValues(metrics.WithServer(ctx), dns.Type(r.typ).String()).Add(float64(r.n))
+		vec.WithLabelValues(metrics.WithServer(ctx), dns.Type(r.Type).String()).Add(float64(r.N))
 	}
-	if t.droppedA+t.droppedAAAA > 0 {
-		log.Debugf("dropped %d A and %d AAAA internal records without a global address", t.droppedA, t.droppedAAAA)
+	if t.DroppedA+t.DroppedAAAA > 0 {
+		log.Debugf("dropped %d A and %d AAAA internal records without a global address", t.DroppedA, t.DroppedAAAA)
 	}
-	for _, r := range t.rare {
-		if !r.rewritten {
-			log.Debugf("dropped %d %s records or hint addresses holding an internal address", r.n, dns.Type(r.typ))
+	for _, r := range t.Rare {
+		if !r.Rewritten {
+			log.Debugf("dropped %d %s records or hint addresses holding an internal address", r.N, dns.Type(r.Type))
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/outside"
+
 	"github.com/miekg/dns"
 )
 
@@ -15,7 +17,7 @@ type ResponseWriter struct {
 	g *GlobalAddr
 	// addrs is the state of the global addresses every reply is rewritten
 	// at: the one in use when the question came.
-	addrs *globals
+	addrs *outside.Globals
 	ctx   context.Context
 	req   *dns.Msg
 	// given and sent count the records of a zone transfer's envelopes:
@@ -25,7 +27,7 @@ type ResponseWriter struct {
 
 // WriteMsg implements dns.ResponseWriter.
 func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
-	var t tally
+	var t outside.Tally
 	out, err := w.g.external(res, w.addrs, &t)
 	if err != nil {
 		log.Debugf("%s: SERVFAIL: %v", questionName(w.req), err)
@@ -33,7 +35,7 @@ func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 		m.SetRcode(w.req, dns.RcodeServerFailure)
 		return w.ResponseWriter.WriteMsg(m)
 	}
-	t.report(w.ctx)
+	report(w.ctx, &t)
 	if isTransfer(w.req) {
 		w.given += len(res.Answer)
 		w.sent += len(out.Answer)
@@ -48,14 +50,14 @@ func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 // external returns the external view of res at addrs, counting in t what it
 // changed: without the records the etcd plugin's marks withhold, if the
 // block reads them, then rewritten by the policy.
-func (g *GlobalAddr) external(res *dns.Msg, addrs *globals, t *tally) (*dns.Msg, error) {
+func (g *GlobalAddr) external(res *dns.Msg, addrs *outside.Globals, t *outside.Tally) (*dns.Msg, error) {
 	if em := g.etcdMarks.Load(); em != nil {
 		var err error
 		if res, err = em.filter(g.policy, res, t); err != nil {
 			return nil, err
 		}
 	}
-	return g.policy.rewrite(res, addrs, t)
+	return g.policy.Rewrite(res, addrs, t)
 }
 
 // writeEnvelope writes m, an envelope of a zone transfer, as it is, or, when
@@ -121,7 +123,7 @@ func emptied(res, out *dns.Msg) bool {
 
 func allRegistry(rrs []dns.RR) bool {
 	for _, rr := range rrs {
-		if t, ok := rr.(*dns.TXT); !ok || !isRegistry(t) {
+		if t, ok := rr.(*dns.TXT); !ok || !outside.IsRegistry(t) {
 			return false
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/globaladdr/globaladdr/internal/cpuclock"
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/outside"
 
 	"github.com/miekg/dns"
 )
@@ -53,7 +54,7 @@ func BenchmarkRewriteScale(b *testing.B) {
 				addrs := g.addrs.Load()
 				before := cpuclock.Used(b)
 				measure(b, func() {
-					if _, err := g.policy.rewrite(m, addrs, &tally{}); err != nil {
+					if _, err := g.policy.Rewrite(m, addrs, &outside.Tally{}); err != nil {
 						b.Fatal(err)
 					}
 				})

@@ -2,10 +2,8 @@ package globaladdr
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/outside"
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
@@ -57,7 +56,7 @@ func place(c *caddy.Controller, token string, prefix netip.Prefix) placed {
 
 // parse reads the globaladdr directive of one server block.
 func parse(c *caddy.Controller) (*GlobalAddr, error) {
-	d := &directiveRead{p: &policy{ttl: -1}}
+	d := &directiveRead{opts: outside.Options{TTL: -1}}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
 			return nil, directive.Twice(c, pluginName)
@@ -81,9 +80,8 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 // directiveRead is what parse read of the directive, before it makes the
 // handler of it.
 type directiveRead struct {
-	p        *policy
+	opts     outside.Options
 	addrs    []placed // global addresses
-	internal []netip.Prefix
 	targets  []placed // map destinations
 	sources  source.Config
 	unmarked error // see GlobalAddr.unmarked
@@ -95,19 +93,19 @@ func (d *directiveRead) property(c *caddy.Controller, property string, args []st
 	var err error
 	switch property {
 	case "ttl":
-		d.p.ttl, err = parseTTL(c, args)
+		d.opts.TTL, err = parseTTL(c, args)
 	case "internal":
-		d.internal, err = parsePrefixes(c, args, d.internal)
+		d.opts.Internal, err = parsePrefixes(c, args, d.opts.Internal)
 	case "map":
-		var m mapping
+		var m outside.Map
 		if m, err = parseMap(c, args, &d.sources); err == nil {
-			d.p.maps = append(d.p.maps, m)
-			if m.learned == nil {
-				d.targets = append(d.targets, place(c, args[1], m.to))
+			d.opts.Maps = append(d.opts.Maps, m)
+			if m.Learned == nil {
+				d.targets = append(d.targets, place(c, args[1], m.To))
 			}
 		}
 	case "hide":
-		d.p.hide, err = parseHide(c, args, d.p.hide)
+		d.opts.Hide, err = parseHide(c, args, d.opts.Hide)
 	case "from", "every", "https_ca":
 		if property == "from" && len(d.addrs) > 0 {
 			err = c.Errf("%q can't be mixed with ADDRESS arguments", property)
@@ -115,7 +113,7 @@ func (d *directiveRead) property(c *caddy.Controller, property string, args []st
 			err = d.sources.Parse(c, property, args)
 		}
 	case "expose":
-		if d.p.onlyMarked, err = parseExpose(c, args); d.p.onlyMarked {
+		if d.opts.OnlyMarked, err = parseExpose(c, args); d.opts.OnlyMarked {
 			d.unmarked = c.Errf("expose marked: no backend of this server block marks its names (etcdzone, the etcd plugin): " +
 				"every name would be NXDOMAIN; put the view in front of etcdzone or the etcd plugin, or expose unmarked")
 		}
@@ -123,7 +121,7 @@ func (d *directiveRead) property(c *caddy.Controller, property string, args []st
 		if len(args) > 0 {
 			err = argErr(c, "keep_registry takes no argument")
 		}
-		d.p.keepRegistry = true
+		d.opts.KeepRegistry = true
 	default:
 		if etcdclient.IsProperty(property) {
 			err = d.sources.Parse(c, property, args)
@@ -136,31 +134,24 @@ func (d *directiveRead) property(c *caddy.Controller, property string, args []st
 
 // handler makes the handler of what was read, after checking it as a whole.
 func (d *directiveRead) handler(c *caddy.Controller) (*GlobalAddr, error) {
-	p := d.p
-	if len(d.addrs) == 0 && d.sources.Empty() && len(p.maps) == 0 {
+	if len(d.addrs) == 0 && d.sources.Empty() && len(d.opts.Maps) == 0 {
 		return nil, c.Errf("no global address given: give ADDRESS arguments, a from source or a map")
 	}
-	set, err := d.sources.New(p.isInternal)
+	p := outside.New(d.opts)
+	set, err := d.sources.New(p.IsInternal)
 	if err != nil {
 		return nil, err
 	}
-	p.internal = d.internal
-	if p.internal == nil {
-		for _, s := range defaultInternal {
-			p.internal = append(p.internal, netip.MustParsePrefix(s))
-		}
-	}
-	sort.SliceStable(p.maps, func(i, j int) bool { return p.maps[i].from.Bits() > p.maps[j].from.Bits() })
 	for _, a := range append(d.addrs, d.targets...) {
-		if p.overlapsInternal(a.prefix) {
+		if p.OverlapsInternal(a.prefix) {
 			return nil, a.errorf("global address is itself internal")
 		}
 	}
 	g := &GlobalAddr{policy: p, sources: set, unmarked: d.unmarked}
 	if d.sources.Empty() {
-		g.use(newGlobals(unique(d.addrs), p.targets()), 0)
+		g.use(p.Globals(unique(d.addrs)), 0)
 	} else {
-		g.use(noGlobals(p.targets()), 0)
+		g.use(p.NoGlobals(), 0)
 	}
 	return g, nil
 }
@@ -224,32 +215,28 @@ func parsePrefixes(c *caddy.Controller, args []string, prefixes []netip.Prefix) 
 
 // parseMap reads "map FROM TO" and "map FROM from SOURCE ARG", whose
 // source goes to sources.
-func parseMap(c *caddy.Controller, args []string, sources *source.Config) (mapping, error) {
+func parseMap(c *caddy.Controller, args []string, sources *source.Config) (outside.Map, error) {
 	if len(args) < 2 || args[1] != "from" && len(args) != 2 {
-		return mapping{}, argErr(c, "map needs FROM and TO")
+		return outside.Map{}, argErr(c, "map needs FROM and TO")
 	}
 	from, _, err := parsePrefix(c, args[0])
 	if err != nil {
-		return mapping{}, err
+		return outside.Map{}, err
 	}
 	if args[1] == "from" {
 		learned, err := sources.ParseMapFrom(c, from, args[2:])
-		return mapping{from: from, learned: learned}, err
+		return outside.Map{From: from, Learned: learned}, err
 	}
 	to, single, err := parsePrefix(c, args[1])
 	switch {
 	case err != nil:
-		return mapping{}, err
+		return outside.Map{}, err
 	case from.Addr().Is4() != to.Addr().Is4():
-		return mapping{}, c.Errf("%q and %s are of different address families", args[1], from)
+		return outside.Map{}, c.Errf("%q and %s are of different address families", args[1], from)
 	case !single && to.Bits() != from.Bits():
-		return mapping{}, c.Errf("%q is not of %s's length /%d", args[1], from, from.Bits())
+		return outside.Map{}, c.Errf("%q is not of %s's length /%d", args[1], from, from.Bits())
 	}
-	m := mapping{from: from, to: to}
-	if single {
-		m.single = net.IP(to.Addr().AsSlice())
-	}
-	return m, nil
+	return outside.Map{From: from, To: to}, nil
 }
 
 // parseExpose reads "expose marked|unmarked": whether the view shows only

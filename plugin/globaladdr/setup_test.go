@@ -93,22 +93,22 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := g.policy
-	if p.ttl != 900 || !p.keepRegistry {
-		t.Errorf("ttl %d keepRegistry %v, want 900 true", p.ttl, p.keepRegistry)
-	}
-	if len(p.internal) != 1 || p.internal[0] != netip.MustParsePrefix("10.0.0.0/8") {
-		t.Errorf("internal %v, want only 10.0.0.0/8 (the default is replaced)", p.internal)
-	}
-	if len(p.maps) != 2 || p.maps[0].from.Bits() != 32 {
-		t.Errorf("maps %v, want the most specific first", p.maps)
-	}
-	if len(p.hide) != 1 || p.hide[0] != "secret.example.com." {
-		t.Errorf("hide %v, want [secret.example.com.]", p.hide)
-	}
 	addrs := g.addrs.Load()
-	if len(addrs.v4) != 1 || len(addrs.v6) != 1 {
-		t.Errorf("global addresses %v %v, want one of each family (duplicates removed)", addrs.v4, addrs.v6)
+	rules := g.policy.Rules(addrs)
+	if !strings.Contains(rules, "\nttl 900\n") || !strings.Contains(rules, "\nkeep_registry\n") {
+		t.Errorf("want ttl 900 and keep_registry:\n%s", rules)
+	}
+	if !strings.HasPrefix(rules, "internal 10.0.0.0/8\n") {
+		t.Errorf("want internal only 10.0.0.0/8 (the default is replaced):\n%s", rules)
+	}
+	if !strings.Contains(rules, "\nmap 10.1.2.3/32 192.0.2.1/32\nmap 10.1.0.0/16 198.51.0.0/16\n") {
+		t.Errorf("want the two maps, the most specific first:\n%s", rules)
+	}
+	if strings.Count(rules, "\nhide ") != 1 || !strings.Contains(rules, "\nhide secret.example.com.\n") {
+		t.Errorf("want hide secret.example.com. alone:\n%s", rules)
+	}
+	if v4, v6 := addrs.Addrs(); len(v4) != 1 || len(v6) != 1 {
+		t.Errorf("global addresses %v %v, want one of each family (duplicates removed)", v4, v6)
 	}
 	if !g.Ready() {
 		t.Error("static addresses: want ready")
@@ -120,16 +120,16 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.policy.ttl != -1 {
-		t.Errorf("ttl %d, want -1 (keep the backend's)", g.policy.ttl)
+	if rules := g.policy.Rules(g.addrs.Load()); strings.Contains(rules, "\nttl ") {
+		t.Errorf("want no ttl (keep the backend's):\n%s", rules)
 	}
 	for _, a := range []string{"10.1.2.3", "172.16.0.1", "192.168.0.51", "100.64.0.1", "127.0.0.1", "169.254.1.1", "fd00::1", "fe80::1", "::1"} {
-		if !g.policy.isInternal(netip.MustParseAddr(a)) {
+		if !g.policy.IsInternal(netip.MustParseAddr(a)) {
 			t.Errorf("%s is not internal by default", a)
 		}
 	}
 	for _, a := range []string{"203.0.113.10", "8.8.8.8", "2001:db8::1", "172.32.0.1"} {
-		if g.policy.isInternal(netip.MustParseAddr(a)) {
+		if g.policy.IsInternal(netip.MustParseAddr(a)) {
 			t.Errorf("%s is internal by default", a)
 		}
 	}

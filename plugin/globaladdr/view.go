@@ -5,6 +5,7 @@ import (
 
 	"github.com/coredns/coredns/plugin"
 
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/outside"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
@@ -38,14 +39,14 @@ func (g *GlobalAddr) Serve(zones []string) (undo func()) {
 // judges them, allocating no records, as it runs after every answer.
 func (g *GlobalAddr) Judged(ctx context.Context, rrs []dns.RR) {
 	addrs := g.addrs.Load()
-	if !addrs.known {
+	if !addrs.Known() {
 		return
 	}
-	var t tally
+	var t outside.Tally
 	for _, rr := range rrs {
-		g.policy.count(rr, addrs, &t)
+		g.policy.Count(rr, addrs, &t)
 	}
-	t.report(ctx)
+	report(ctx, &t)
 }
 
 // Fallthrough implements horizon.View: a question of a zone a backend serves
@@ -61,7 +62,7 @@ func (g *GlobalAddr) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *d
 		return plugin.NextOrFailure(g.Name(), next, ctx, w, r)
 	}
 	name := questionName(r)
-	hidden := len(r.Question) == 1 && (g.policy.hidden(name) || g.unexposed(name))
+	hidden := len(r.Question) == 1 && (g.policy.Hidden(name) || g.unexposed(name))
 	return g.judge(ctx, w, r, next, hidden, g.servedZone(name))
 }
 

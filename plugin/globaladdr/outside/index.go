@@ -1,4 +1,4 @@
-package globaladdr
+package outside
 
 // index is a map that holds its first few entries in an array: the rewrite
 // of a small answer, the common case, does not allocate for it, and that of a

@@ -1,4 +1,4 @@
-package globaladdr
+package outside
 
 import (
 	"net/netip"

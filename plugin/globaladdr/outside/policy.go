@@ -1,4 +1,9 @@
-package globaladdr
+// Package outside is what the outside may see of a record, a section, a
+// message: the policy of one external view (what counts as internal, what
+// it becomes, which names and records it does not show) and its rewrite,
+// at one state of the global addresses. It reads nothing: the plugin hands
+// it the records, the addresses and the counts to keep.
+package outside
 
 import (
 	"bytes"
@@ -14,10 +19,10 @@ import (
 	"github.com/miekg/dns"
 )
 
-// policy is the parsed configuration of one globaladdr instance: what counts
-// as internal, what it becomes, and which names and records the external view
-// does not show. It is read-only once built.
-type policy struct {
+// Policy is what the external view shows of records: what counts as
+// internal, what it becomes, and which names and records it does not show.
+// It is read-only once made (New).
+type Policy struct {
 	internal []netip.Prefix
 	// maps is ordered most specific first.
 	maps []mapping
@@ -28,6 +33,59 @@ type policy struct {
 	keepRegistry bool
 	// onlyMarked shows only the names marked exposed (expose marked).
 	onlyMarked bool
+}
+
+// Options are the properties a policy is made of, as the Corefile gives
+// them.
+type Options struct {
+	// Internal lists the ranges that count as internal; nil: the default
+	// ones (RFC 1918, shared address space, loopback, link-local, unique
+	// local).
+	Internal []netip.Prefix
+	// Maps are the map properties, in any order.
+	Maps []Map
+	// TTL is the TTL of rewritten records; negative keeps the backend's.
+	TTL int64
+	// Hide lists the hidden names, lower-case FQDNs: each with every name
+	// below it.
+	Hide []string
+	// KeepRegistry keeps external-dns's ownership records (keep_registry).
+	KeepRegistry bool
+	// OnlyMarked shows only the names marked exposed (expose marked).
+	OnlyMarked bool
+}
+
+// Map is one map property: the addresses in From become To, or the prefix
+// Learned gives when it is set. A single-address To takes everything; a
+// prefix keeps the host bits of the address.
+type Map struct {
+	From, To netip.Prefix
+	// Learned gives the prefix of "map FROM from SOURCE", the zero Prefix
+	// while the source has given none; nil when the Corefile gives To.
+	Learned interface{ Load() (netip.Prefix, bool) }
+}
+
+// defaultInternal lists the ranges that count as internal when Options
+// gives none: RFC 1918, shared address space (RFC 6598), loopback,
+// link-local, unique local and the IPv6 loopback.
+var defaultInternal = []string{
+	"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
+	"127.0.0.0/8", "169.254.0.0/16", "fc00::/7", "fe80::/10", "::1/128",
+}
+
+// New returns the policy of o.
+func New(o Options) *Policy {
+	p := &Policy{internal: o.Internal, ttl: o.TTL, hide: o.Hide, keepRegistry: o.KeepRegistry, onlyMarked: o.OnlyMarked}
+	if p.internal == nil {
+		for _, s := range defaultInternal {
+			p.internal = append(p.internal, netip.MustParsePrefix(s))
+		}
+	}
+	for _, m := range o.Maps {
+		p.maps = append(p.maps, newMapping(m))
+	}
+	slices.SortStableFunc(p.maps, func(a, b mapping) int { return b.from.Bits() - a.from.Bits() })
+	return p
 }
 
 // action is what the external view does with one record.
@@ -47,13 +105,13 @@ const (
 // owner or in its data; then by its type, rewritten when it holds an
 // internal address it can do without, and removed when it holds one it
 // can't, or is an ownership record. It does not allocate.
-func (p *policy) judge(rr dns.RR) action {
-	if p.hidden(rr.Header().Name) {
+func (p *Policy) judge(rr dns.RR) action {
+	if p.Hidden(rr.Header().Name) {
 		return dropHidden
 	}
 	var names [2]string
 	for _, name := range dataNames(rr, &names) {
-		if p.hidden(name) {
+		if p.Hidden(name) {
 			return dropHidden
 		}
 	}
@@ -63,7 +121,7 @@ func (p *policy) judge(rr dns.RR) action {
 	case *dns.AAAA:
 		return p.judgeAddr(rr.AAAA, false)
 	case *dns.TXT:
-		if !p.keepRegistry && isRegistry(rr) {
+		if !p.keepRegistry && IsRegistry(rr) {
 			return dropRegistry
 		}
 	case *dns.SVCB, *dns.HTTPS:
@@ -89,12 +147,15 @@ func (p *policy) judge(rr dns.RR) action {
 	return keep
 }
 
-// hidden reports whether name does not exist outside: it is at or below a
+// Keeps reports whether the view shows rr as it is.
+func (p *Policy) Keeps(rr dns.RR) bool { return p.judge(rr) == keep }
+
+// Hidden reports whether name does not exist outside: it is at or below a
 // hidden name, or it is the reverse-mapping name of an internal address. An
 // ACME challenge's name (_acme-challenge.NAME) is never hidden: a CA must
 // read the challenge of a hidden name too, and what it holds, a token, is
 // public (the certificate's names are, in Certificate Transparency logs).
-func (p *policy) hidden(name string) bool {
+func (p *Policy) Hidden(name string) bool {
 	if name == "" || dnsname.IsChallenge(name) {
 		return false
 	}
@@ -106,11 +167,11 @@ func (p *policy) hidden(name string) bool {
 	return p.internalReverse(name)
 }
 
-// exposes reports whether the view shows the records of name, marked m (by
+// Exposes reports whether the view shows the records of name, marked m (by
 // external-dns's webhook intake; see horizon.Mark), at all: never when marked
 // withheld, and, with expose marked, only when marked exposed. An ACME
-// challenge's name is shown whatever its mark, as hidden says.
-func (p *policy) exposes(name string, m horizon.Mark) bool {
+// challenge's name is shown whatever its mark, as Hidden says.
+func (p *Policy) Exposes(name string, m horizon.Mark) bool {
 	switch {
 	case dnsname.IsChallenge(name):
 		return true
@@ -120,9 +181,9 @@ func (p *policy) exposes(name string, m horizon.Mark) bool {
 	return m == horizon.Exposed || !p.onlyMarked
 }
 
-// unmarked reports whether name is not shown because no backend marks its
+// Unmarked reports whether name is not shown because no backend marks its
 // records (expose marked; an answer not from an etcdzone zone has no mark).
-func (p *policy) unmarked(name string) bool {
+func (p *Policy) Unmarked(name string) bool {
 	return p.onlyMarked && name != "" && !dnsname.IsChallenge(name)
 }
 
@@ -131,7 +192,7 @@ func (p *policy) unmarked(name string) bool {
 // addresses are all internal (51.0.168.192.in-addr.arpa,
 // 0.168.192.in-addr.arpa, and RFC 2317's 0/25.0.168.192.in-addr.arpa): the
 // name itself tells an internal address. It does not allocate.
-func (p *policy) internalReverse(name string) bool {
+func (p *Policy) internalReverse(name string) bool {
 	pr, ok := reversePrefix(name)
 	if !ok {
 		return false
@@ -150,29 +211,29 @@ func (p *policy) internalReverse(name string) bool {
 }
 
 // judgeAddr judges the address of an A (v4) or AAAA record.
-func (p *policy) judgeAddr(ip net.IP, v4 bool) action {
+func (p *Policy) judgeAddr(ip net.IP, v4 bool) action {
 	a, ok := addrOf(ip, v4)
 	switch {
 	case !ok:
 		return dropAddr
-	case p.isInternal(a):
+	case p.IsInternal(a):
 		return rewriteAddr
 	}
 	return keep
 }
 
-// isInternal reports whether a is internal: inside an internal range or a map
+// IsInternal reports whether a is internal: inside an internal range or a map
 // source. An IPv4-mapped IPv6 address is judged by its IPv4 address too.
-func (p *policy) isInternal(a netip.Addr) bool {
+func (p *Policy) IsInternal(a netip.Addr) bool {
 	if p.lookupMap(a) >= 0 || slices.ContainsFunc(p.internal, func(pr netip.Prefix) bool { return pr.Contains(a) }) {
 		return true
 	}
-	return a.Is4In6() && p.isInternal(a.Unmap())
+	return a.Is4In6() && p.IsInternal(a.Unmap())
 }
 
 // lookupMap returns the index in p.maps of the most specific mapping of a,
 // or -1.
-func (p *policy) lookupMap(a netip.Addr) int {
+func (p *Policy) lookupMap(a netip.Addr) int {
 	for i := range p.maps {
 		if p.maps[i].from.Contains(a) {
 			return i
@@ -183,7 +244,7 @@ func (p *policy) lookupMap(a netip.Addr) int {
 
 // targets returns what each of p's maps translates into now, in p's order
 // (mapping.target): the maps of a new state of the global addresses.
-func (p *policy) targets() []netip.Prefix {
+func (p *Policy) targets() []netip.Prefix {
 	if len(p.maps) == 0 {
 		return nil
 	}
@@ -197,10 +258,10 @@ func (p *policy) targets() []netip.Prefix {
 // registryPrefix starts every ownership record of external-dns's TXT registry.
 const registryPrefix = "heritage=external-dns"
 
-// isRegistry reports whether t is an external-dns ownership record. The
+// IsRegistry reports whether t is an external-dns ownership record. The
 // etcd plugin serves external-dns's text with its surrounding quotes, which
 // miekg/dns keeps escaped (\") in a record read from the wire.
-func isRegistry(t *dns.TXT) bool {
+func IsRegistry(t *dns.TXT) bool {
 	if len(t.Txt) == 0 {
 		return false
 	}
@@ -209,14 +270,14 @@ func isRegistry(t *dns.TXT) bool {
 
 // judgeHints returns rewriteHints when a hint address of s is internal or
 // malformed.
-func (p *policy) judgeHints(s *dns.SVCB) action {
+func (p *Policy) judgeHints(s *dns.SVCB) action {
 	for _, kv := range s.Value {
 		ips, v4 := hint(kv)
 		if ips == nil {
 			continue
 		}
 		for _, ip := range *ips {
-			if a, ok := addrOf(ip, v4); !ok || p.isInternal(a) {
+			if a, ok := addrOf(ip, v4); !ok || p.IsInternal(a) {
 				return rewriteHints
 			}
 		}
@@ -227,18 +288,18 @@ func (p *policy) judgeHints(s *dns.SVCB) action {
 // internalData reports whether pr, an address or prefix in the data of a
 // record that can't be rewritten, is internal or malformed (the zero
 // Prefix).
-func (p *policy) internalData(pr netip.Prefix) bool {
+func (p *Policy) internalData(pr netip.Prefix) bool {
 	if !pr.IsValid() {
 		return true
 	}
 	if pr.IsSingleIP() {
-		return p.isInternal(pr.Addr())
+		return p.IsInternal(pr.Addr())
 	}
-	return p.overlapsInternal(pr)
+	return p.OverlapsInternal(pr)
 }
 
-// overlapsInternal reports whether any address of pr is internal.
-func (p *policy) overlapsInternal(pr netip.Prefix) bool {
+// OverlapsInternal reports whether any address of pr is internal.
+func (p *Policy) OverlapsInternal(pr netip.Prefix) bool {
 	for _, in := range p.internal {
 		if in.Overlaps(pr) {
 			return true
@@ -252,10 +313,10 @@ func (p *policy) overlapsInternal(pr netip.Prefix) bool {
 	return false
 }
 
-// rules returns, in lines of text, what the view does at addrs, a known
+// Rules returns, in lines of text, what the view does at addrs, a known
 // state of the global addresses: horizon.State.Rules. A map's prefix learned
 // from a source is the one addrs holds.
-func (p *policy) rules(addrs *globals) string {
+func (p *Policy) Rules(addrs *Globals) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "internal %s\n", joined(p.internal))
 	for i, m := range p.maps {

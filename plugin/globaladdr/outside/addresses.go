@@ -1,37 +1,36 @@
-package globaladdr
+package outside
 
 import (
 	"errors"
 	"net"
 	"net/netip"
-
-	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
+	"slices"
 )
-
-// defaultInternal lists the ranges that count as internal when the Corefile
-// gives no internal property: RFC 1918, shared address space (RFC 6598),
-// loopback, link-local, unique local and the IPv6 loopback.
-var defaultInternal = []string{
-	"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
-	"127.0.0.0/8", "169.254.0.0/16", "fc00::/7", "fe80::/10", "::1/128",
-}
 
 // errNoGlobal is returned when an internal address must be replaced by a
 // global one, but no global address is known yet (a source that has not
 // delivered a valid value).
 var errNoGlobal = errors.New("no global address known yet")
 
-// mapping is one map property: addresses in from become to. A single-address
-// to takes everything; a prefix to keeps the host bits of the address.
+// mapping is one map property as the policy holds it (see Map).
 type mapping struct {
 	from netip.Prefix
 	to   netip.Prefix
 	// single is to's address in the form DNS records carry, when to is a
 	// single address; nil when to is a prefix to translate into.
 	single net.IP
-	// learned is the source of to for "map FROM from SOURCE"; nil when
-	// the Corefile gives to.
-	learned *source.Prefix
+	// learned gives to for "map FROM from SOURCE"; nil when the Corefile
+	// gives to.
+	learned interface{ Load() (netip.Prefix, bool) }
+}
+
+// newMapping returns the mapping of m.
+func newMapping(m Map) mapping {
+	mp := mapping{from: m.From, to: m.To, learned: m.Learned}
+	if m.Learned == nil && m.To.IsSingleIP() {
+		mp.single = net.IP(m.To.Addr().AsSlice())
+	}
+	return mp
 }
 
 // target returns what m maps to now: its address or prefix, from the
@@ -75,27 +74,27 @@ func (m *mapping) translate(a netip.Addr, to netip.Prefix) net.IP {
 	return append(net.IP(nil), dst[16-a.BitLen()/8:]...)
 }
 
-// globals is one state of what internal addresses become: the global
+// Globals is one state of what internal addresses become: the global
 // addresses, in the form DNS records carry them, and what each map
-// translates into. It is never changed once published, a map's prefix
-// learned from a source included: a new state replaces it, so that an
-// answer, a zone transfer and a horizon.State are each shown with one state
-// throughout, the one their Rules describe.
-type globals struct {
+// translates into. It is never changed once made, a map's prefix learned
+// from a source included: a new state replaces it, so that an answer, a zone
+// transfer and a horizon.State are each shown with one state throughout,
+// the one their Rules describe.
+type Globals struct {
 	v4, v6 []net.IP
 	// known is false while the from sources have given no global address
 	// yet: an internal address outside the maps has nothing to become yet
 	// (errNoGlobal).
 	known bool
 	// to holds the target of each of the policy's maps, in its order, when
-	// the state was made (policy.targets).
+	// the state was made (Policy.targets).
 	to []netip.Prefix
 }
 
-// newGlobals returns the state for addrs, which hold no duplicates, in
-// which the maps translate into to.
-func newGlobals(addrs []netip.Addr, to []netip.Prefix) *globals {
-	g := &globals{known: true, to: to}
+// Globals returns the state at addrs, which hold no duplicates, in which
+// the maps translate into what they map to now.
+func (p *Policy) Globals(addrs []netip.Addr) *Globals {
+	g := &Globals{known: true, to: p.targets()}
 	for _, a := range addrs {
 		if a.Is4() {
 			g.v4 = append(g.v4, net.IP(a.AsSlice()))
@@ -106,19 +105,31 @@ func newGlobals(addrs []netip.Addr, to []netip.Prefix) *globals {
 	return g
 }
 
-// noGlobals returns the state in which no global address is known yet, and
-// the maps translate into to.
-func noGlobals(to []netip.Prefix) *globals { return &globals{to: to} }
+// NoGlobals returns the state in which no global address is known yet, and
+// the maps translate into what they map to now.
+func (p *Policy) NoGlobals() *Globals { return &Globals{to: p.targets()} }
 
-// retargeted returns g with the maps translating into to.
-func (g *globals) retargeted(to []netip.Prefix) *globals {
+// Retarget returns g with the maps translating into what they map to now,
+// and whether that changed; g itself when it did not.
+func (p *Policy) Retarget(g *Globals) (*Globals, bool) {
+	to := p.targets()
+	if slices.Equal(g.to, to) {
+		return g, false
+	}
 	r := *g
 	r.to = to
-	return &r
+	return &r, true
 }
 
+// Known reports whether g knows the global addresses: a from source gave
+// them, or the Corefile.
+func (g *Globals) Known() bool { return g.known }
+
+// Addrs returns the global addresses of g, of each family.
+func (g *Globals) Addrs() (v4, v6 []net.IP) { return g.v4, g.v6 }
+
 // family returns the global addresses of a's family.
-func (g *globals) family(a netip.Addr) []net.IP {
+func (g *Globals) family(a netip.Addr) []net.IP {
 	if a.Is4() {
 		return g.v4
 	}

@@ -1,4 +1,4 @@
-package globaladdr
+package outside
 
 import (
 	"net/netip"
@@ -99,7 +99,7 @@ func sameTTL(rrs []dns.RR) bool {
 // RRSIGs over an RRset of rrs a record of which was rewritten or removed:
 // they no longer verify. Signed sections are rare, so it judges again
 // rather than have every rewrite remember what changed.
-func (p *policy) dropStaleSignatures(out, rrs []dns.RR) []dns.RR {
+func (p *Policy) dropStaleSignatures(out, rrs []dns.RR) []dns.RR {
 	var stale index[rrset, struct{}]
 	for _, rr := range rrs {
 		if _, sig := rr.(*dns.RRSIG); !sig && p.judge(rr) != keep {

@@ -1,4 +1,4 @@
-package globaladdr
+package outside
 
 import "testing"
 
@@ -38,7 +38,7 @@ func TestReversePrefix(t *testing.T) {
 // TestInternalReverse checks that the reverse names of internal addresses,
 // map sources included, are hidden, and only those.
 func TestInternalReverse(t *testing.T) {
-	g := newTestPlugin(t, "globaladdr 203.0.113.10 {\n map 198.51.100.0/24 192.0.2.0/24\n}", nil)
+	p := New(Options{TTL: -1, Maps: []Map{mapOf("198.51.100.0/24", "192.0.2.0/24")}})
 	for name, want := range map[string]bool{
 		"51.0.168.192.in-addr.arpa.":    true,
 		"168.192.in-addr.arpa.":         true,
@@ -48,7 +48,7 @@ func TestInternalReverse(t *testing.T) {
 		"0.0.0.0.0.0.0.0.d.f.ip6.arpa.": true,
 		"8.b.d.0.1.0.0.2.ip6.arpa.":     false,
 	} {
-		if got := g.policy.internalReverse(name); got != want {
+		if got := p.internalReverse(name); got != want {
 			t.Errorf("%s: %v, want %v", name, got, want)
 		}
 	}

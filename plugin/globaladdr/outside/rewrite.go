@@ -1,4 +1,4 @@
-package globaladdr
+package outside
 
 import (
 	"net"
@@ -7,14 +7,14 @@ import (
 	"github.com/miekg/dns"
 )
 
-// rewrite returns the external view of m at g: m itself when no record
+// Rewrite returns the external view of m at g: m itself when no record
 // needs to change (without allocating), else a copy in which internal
 // addresses are replaced, and hidden names, ownership records and addresses
 // without a global counterpart are gone. m and its records are never
 // modified. The error is errNoGlobal when a replacement needs a global
 // address that g does not know yet. Rewriting a rewritten message changes
 // nothing.
-func (p *policy) rewrite(m *dns.Msg, g *globals, t *tally) (*dns.Msg, error) {
+func (p *Policy) Rewrite(m *dns.Msg, g *Globals, t *Tally) (*dns.Msg, error) {
 	an, ns, ex := p.firstChange(m.Answer), p.firstChange(m.Ns), p.firstChange(m.Extra)
 	if an < 0 && ns < 0 && ex < 0 {
 		return m, nil
@@ -33,9 +33,18 @@ func (p *policy) rewrite(m *dns.Msg, g *globals, t *tally) (*dns.Msg, error) {
 	return out, nil
 }
 
+// Show returns rrs as the view shows them at g, which knows its global
+// addresses: horizon.State.Show. rrs is returned itself when no record
+// needs to change; it and its records are never modified.
+func (p *Policy) Show(rrs []dns.RR, g *Globals) []dns.RR {
+	var t Tally
+	out, _ := p.section(rrs, p.firstChange(rrs), g, &t) // g is known: no error
+	return out
+}
+
 // firstChange returns the index of the first record of rrs that needs to
 // change, or -1 when none does.
-func (p *policy) firstChange(rrs []dns.RR) int {
+func (p *Policy) firstChange(rrs []dns.RR) int {
 	for i, rr := range rrs {
 		if p.judge(rr) != keep {
 			return i
@@ -47,7 +56,7 @@ func (p *policy) firstChange(rrs []dns.RR) int {
 // section returns the external view of one section of a message, in which
 // rrs[from] is the first record that needs to change (-1: none does). Each
 // record is judged once, and the whole takes time linear in len(rrs).
-func (p *policy) section(rrs []dns.RR, from int, g *globals, t *tally) ([]dns.RR, error) {
+func (p *Policy) section(rrs []dns.RR, from int, g *Globals, t *Tally) ([]dns.RR, error) {
 	if from < 0 {
 		return rrs, nil
 	}
@@ -85,10 +94,10 @@ func (p *policy) section(rrs []dns.RR, from int, g *globals, t *tally) ([]dns.RR
 	return out, nil
 }
 
-// count counts in t what the view does to rr, as section does, without
+// Count counts in t what the view does to rr, as Rewrite does, without
 // making what rr becomes: it runs after every answer of a zone that a
-// backend serves as the view shows it (Judged).
-func (p *policy) count(rr dns.RR, g *globals, t *tally) {
+// backend serves as the view shows it (horizon.View.Judged).
+func (p *Policy) Count(rr dns.RR, g *Globals, t *Tally) {
 	switch act := p.judge(rr); act {
 	case keep:
 	case rewriteAddr:
@@ -109,7 +118,7 @@ func (p *policy) count(rr dns.RR, g *globals, t *tally) {
 
 // rewriteAddr appends to out what the internal A or AAAA record rr becomes,
 // leaving out the addresses its RRset in out already has.
-func (p *policy) rewriteAddr(out []dns.RR, seen *index[member, struct{}], rr dns.RR, g *globals, t *tally) ([]dns.RR, error) {
+func (p *Policy) rewriteAddr(out []dns.RR, seen *index[member, struct{}], rr dns.RR, g *Globals, t *Tally) ([]dns.RR, error) {
 	ip, v4, _ := address(rr)
 	a, _ := addrOf(ip, v4)
 	var buf [1]net.IP
@@ -147,7 +156,7 @@ func (p *policy) rewriteAddr(out []dns.RR, seen *index[member, struct{}], rr dns
 // of its family, or is lost when it has none; repeats go. A key left with no
 // address is removed, from the mandatory key too. The rest of the record is
 // kept as it was.
-func (p *policy) rewriteHints(out []dns.RR, rr dns.RR, g *globals, t *tally) ([]dns.RR, error) {
+func (p *Policy) rewriteHints(out []dns.RR, rr dns.RR, g *Globals, t *Tally) ([]dns.RR, error) {
 	c := dns.Copy(rr)
 	s := hintsOf(c)
 	var removed []dns.SVCBKey
@@ -178,7 +187,7 @@ func (p *policy) rewriteHints(out []dns.RR, rr dns.RR, g *globals, t *tally) ([]
 
 // rewriteHintAddrs returns the external view of one hint key's addresses.
 // Lost addresses are counted as dropped under typ, the record's type.
-func (p *policy) rewriteHintAddrs(ips []net.IP, v4 bool, g *globals, t *tally, typ uint16) ([]net.IP, error) {
+func (p *Policy) rewriteHintAddrs(ips []net.IP, v4 bool, g *Globals, t *Tally, typ uint16) ([]net.IP, error) {
 	var (
 		out  = make([]net.IP, 0, len(ips))
 		seen index[netip.Addr, struct{}]
@@ -194,7 +203,7 @@ func (p *policy) rewriteHintAddrs(ips []net.IP, v4 bool, g *globals, t *tally, t
 		switch {
 		case !ok:
 			t.dropped(typ, 1)
-		case p.isInternal(a):
+		case p.IsInternal(a):
 			repl, err := p.replace(a, g, &buf)
 			if err != nil {
 				return nil, err
@@ -216,7 +225,7 @@ func (p *policy) rewriteHintAddrs(ips []net.IP, v4 bool, g *globals, t *tally, t
 // or the global addresses of its family (none: the record is dropped). A
 // mapping's address is returned in buf, which the caller may keep on its
 // stack.
-func (p *policy) replace(a netip.Addr, g *globals, buf *[1]net.IP) ([]net.IP, error) {
+func (p *Policy) replace(a netip.Addr, g *Globals, buf *[1]net.IP) ([]net.IP, error) {
 	if i := p.lookupMap(a); i >= 0 {
 		if buf[0] = p.maps[i].translate(a, g.to[i]); buf[0] == nil {
 			return nil, nil
