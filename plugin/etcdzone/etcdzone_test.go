@@ -95,7 +95,7 @@ func newTestPlugin(t testing.TB, s *etcdtest.Server, names ...string) *EtcdZone 
 
 // testZone returns a zone name that follows nothing.
 func testZone(name string) *blockZone {
-	return &blockZone{Zone: hosted.New(&hosted.Block{}, &zone.Zone{Name: name}, "", "", nil, nil)}
+	return &blockZone{Zone: hosted.New(&hosted.Block{}, &zone.Zone{Name: name}, "", "", nil, series{})}
 }
 
 // setZones makes x's zones, as start does, and returns them.

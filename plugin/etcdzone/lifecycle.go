@@ -214,7 +214,7 @@ func (x *EtcdZone) follow(zones []*blockZone) (leave func()) {
 	apexes := make([]string, len(zones))
 	followers := make([]etcdtree.Follower, len(zones))
 	for i, z := range zones {
-		z.metrics.set(loadedGauge, 0)
+		z.metrics.Loaded(false)
 		apexes[i], followers[i] = z.ApexKey(), z.Follower()
 	}
 	subs := x.tree.tree.Join(x, apexes, followers)

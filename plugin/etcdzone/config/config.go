@@ -25,7 +25,9 @@ type Config struct {
 	// qualified; none means the etcd plugin's.
 	Zones []string
 	// Apex is the zones' SOA and NS set.
-	Apex        zone.Apex
+	Apex zone.Apex
+	// Delegations are the subdomains delegated to other name servers, and
+	// Glue the addresses of name servers inside the zones.
 	Delegations []Delegation
 	Glue        []Glue
 	// Fall says which names the zones lack go to the next plugin; none

@@ -19,8 +19,9 @@ type Delegation struct {
 
 // Glue is the address of a name server inside the zones, from the Corefile.
 type Glue struct {
-	Name  string
-	Addrs []netip.Addr
+	Name  string       // the name server, lower case and fully qualified
+	Addrs []netip.Addr // its addresses
+	// Where is the Corefile's file and line, for start-up errors.
 	Where string
 }
 

@@ -17,7 +17,8 @@ import (
 type DNSSEC struct {
 	// Keys are the key files' prefixes (Kexample.com.+013+12345) and the
 	// directories of key files given; none: the zones are not signed.
-	Keys    []string
+	Keys []string
+	// Options are the signer's: denial, validity, refresh and jitter.
 	Options signer.Options
 	// DS are the DS records of delegations.
 	DS []DS
@@ -29,7 +30,8 @@ type DNSSEC struct {
 // DS is a delegation's DS record from the Corefile.
 type DS struct {
 	Record *dns.DS
-	Where  string
+	// Where is the Corefile's file and line, for start-up errors.
+	Where string
 }
 
 // parse reads the properties of signing, and reports whether property is

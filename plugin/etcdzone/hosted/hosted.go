@@ -26,7 +26,9 @@ import (
 var log = clog.NewWithPlugin("etcdzone")
 
 // Block is what the zones of one server block share. Its fields are set
-// before the zones follow the tree, and not changed after.
+// while the block starts, before any of its zones follows the tree (the
+// zones are made with it, the stamps and the zones' names set after), and
+// not changed after.
 type Block struct {
 	// View is the block's view; nil when it has none.
 	View horizon.View
@@ -150,11 +152,10 @@ func (z *Zone) ApexKey() string { return z.apexKey }
 // Config returns what the Corefile says about the zone.
 func (z *Zone) Config() *zone.Zone { return z.config }
 
-// Fix puts rrs, records of the Corefile (a delegation, glue, a DS record)
-// that source names, into the zone, before it follows the tree.
-func (z *Zone) Fix(source string, rrs ...dns.RR) {
-	z.fixed[source] = append(z.fixed[source], rrs...)
-}
+// Fix makes rrs the records of the Corefile that source names (a
+// delegation, glue, DS records) in the zone, in place of any it named
+// before; before the zone follows the tree.
+func (z *Zone) Fix(source string, rrs ...dns.RR) { z.fixed[source] = rrs }
 
 // Current returns the version queries and transfers see; nil until the
 // zone is loaded.

@@ -57,14 +57,15 @@ func (g *signing) stampText() string {
 }
 
 // Sign has z signed with the keys in paths (key files' prefixes and
-// directories of key files) under opts, from its first version on.
-func (z *Zone) Sign(paths []string, opts signer.Options) error {
+// directories of key files) under opts, from its first version on; the
+// signer starts at now.
+func (z *Zone) Sign(paths []string, opts signer.Options, now time.Time) error {
 	g := &signing{paths: paths, every: tick(opts)}
 	keys, names, err := readKeys(g.paths, z.name)
 	if err != nil {
 		return err
 	}
-	if g.s, err = signer.New(z.name, keys, opts, time.Now()); err != nil {
+	if g.s, err = signer.New(z.name, keys, opts, now); err != nil {
 		return err
 	}
 	g.keys = names

@@ -39,7 +39,7 @@ func TestSignedCNAMELoopAcrossZones(t *testing.T) {
 	}
 	x := newTestZones(t, s, fixedview.View{State: &horizon.State{Show: func(rrs []dns.RR) []dns.RR { return rrs }}}, "example.com.", "example.org.")
 	for _, z := range x.zones {
-		if err := z.Sign([]string{dir}, signer.Options{KeyTTL: 3600}); err != nil {
+		if err := z.Sign([]string{dir}, signer.Options{KeyTTL: 3600}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -59,6 +59,8 @@ type Options struct {
 // Learned gives when it is set. A single-address To takes everything; a
 // prefix keeps the host bits of the address.
 type Map struct {
+	// From is the internal prefix the map takes; To its global prefix, or
+	// the zero Prefix when Learned gives it.
 	From, To netip.Prefix
 	// Learned gives the prefix of "map FROM from SOURCE", the zero Prefix
 	// while the source has given none; nil when the Corefile gives To.

@@ -20,11 +20,11 @@ type Tally struct {
 	// and the questions for one.
 	Hidden int
 	// Rare counts the records of the other types, by type.
-	Rare []TypeCount
+	Rare []typeCount
 }
 
-// TypeCount is a count of records of one type, rewritten or dropped.
-type TypeCount struct {
+// typeCount is a count of records of one type, rewritten or dropped.
+type typeCount struct {
 	// Type is the records' type.
 	Type uint16
 	// Rewritten tells rewritten records from dropped ones (or dropped
@@ -83,5 +83,5 @@ func (t *Tally) addRare(typ uint16, rewritten bool, n int) {
 			return
 		}
 	}
-	t.Rare = append(t.Rare, TypeCount{typ, rewritten, n})
+	t.Rare = append(t.Rare, typeCount{typ, rewritten, n})
 }

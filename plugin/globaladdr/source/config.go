@@ -44,7 +44,7 @@ func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) er
 	case "every":
 		return cfg.parseEvery(c, args)
 	case "https_ca":
-		return cfg.httpsCA.Parse(c, args, rootPath)
+		return cfg.httpsCA.Parse(c, args)
 	}
 	return cfg.configure(c, property).cfg.Parse(c, property, args)
 }

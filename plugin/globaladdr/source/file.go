@@ -5,13 +5,10 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/coredns/caddy"
-	"github.com/coredns/coredns/core/dnsserver"
-
-	"github.com/globaladdr/globaladdr/internal/wait"
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 )
 
 // filePoll is how often a file source reads its file.
@@ -30,7 +27,7 @@ type fileSource struct {
 // newFileSource returns the source of "from file PATH", path resolved
 // against the Corefile's root directive.
 func newFileSource(c *caddy.Controller, path string) *fileSource {
-	return &fileSource{path: rootPath(c, path), poll: filePoll}
+	return &fileSource{path: directive.Rooted(c, path), poll: filePoll}
 }
 
 // String implements valueSource.
@@ -38,9 +35,11 @@ func (s *fileSource) String() string { return "file " + s.path }
 
 // run implements valueSource.
 func (s *fileSource) run(ctx context.Context, report func(text string, rev int64, err error)) {
+	tick := time.NewTicker(s.poll)
+	defer tick.Stop()
 	type reading struct{ text, err string }
 	var last reading
-	for first := true; first || wait.For(ctx, s.poll); first = false {
+	for first := true; ; first = false {
 		text, err := s.read()
 		now := reading{text: text}
 		if err != nil {
@@ -49,6 +48,11 @@ func (s *fileSource) run(ctx context.Context, report func(text string, rev int64
 		if first || now != last {
 			last = now
 			report(text, 0, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
 		}
 	}
 }
@@ -70,13 +74,4 @@ func (s *fileSource) read() (string, error) {
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxValue+1))
 	return string(b), err
-}
-
-// rootPath resolves a relative path against the Corefile's root directive,
-// as the file and etcd plugins do.
-func rootPath(c *caddy.Controller, path string) string {
-	if root := dnsserver.GetConfig(c).Root; root != "" && !filepath.IsAbs(path) {
-		return filepath.Join(root, path)
-	}
-	return path
 }

@@ -4,8 +4,10 @@ package directive
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/core/dnsserver"
 )
 
 // Bare reads the directive name of one server block, which takes no
@@ -40,3 +42,13 @@ func Where(c *caddy.Controller) string { return fmt.Sprintf("%s:%d", c.File(), c
 
 // MaxTTL is the largest TTL, and SOA timer, a directive takes: RFC 2181's.
 const MaxTTL = 1<<31 - 1
+
+// Rooted returns path resolved against the server block's root directive,
+// as CoreDNS's file and etcd plugins resolve their files: a relative path
+// lies in the root, when the block has one.
+func Rooted(c *caddy.Controller, path string) string {
+	if root := dnsserver.GetConfig(c).Root; root != "" && !filepath.IsAbs(path) {
+		return filepath.Join(root, path)
+	}
+	return path
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/core/dnsserver"
 )
 
 // TestBare checks where a bare directive stands, and the errors that name
@@ -21,6 +22,19 @@ func TestBare(t *testing.T) {
 		where, err := Bare(caddy.NewTestController("dns", tc.input), "bare")
 		if where != tc.where || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("%q: got %q, %v; want %q, %q", tc.input, where, err, tc.where, tc.err)
+		}
+	}
+}
+
+func TestRooted(t *testing.T) {
+	c := caddy.NewTestController("dns", "x")
+	if got := Rooted(c, "ca.pem"); got != "ca.pem" {
+		t.Errorf("without root: %q, want ca.pem", got)
+	}
+	dnsserver.GetConfig(c).Root = "/etc/coredns"
+	for path, want := range map[string]string{"ca.pem": "/etc/coredns/ca.pem", "tls/ca.pem": "/etc/coredns/tls/ca.pem", "/srv/ca.pem": "/srv/ca.pem"} {
+		if got := Rooted(c, path); got != want {
+			t.Errorf("root /etc/coredns, %q: %q, want %q", path, got, want)
 		}
 	}
 }

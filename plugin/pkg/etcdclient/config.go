@@ -14,13 +14,12 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/coredns/caddy"
-	"github.com/coredns/coredns/core/dnsserver"
 	mwtls "github.com/coredns/coredns/plugin/pkg/tls"
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 )
 
 // DefaultEndpoint is the etcd plugin's default endpoint.
@@ -150,9 +149,7 @@ func (cfg *Config) parseTLS(c *caddy.Controller, args []string) error {
 		return c.Errf("tls needs CERT and KEY together, and CACERT: %q has an empty one", strings.Join(args, " "))
 	}
 	for i := range args {
-		if root := dnsserver.GetConfig(c).Root; root != "" && !filepath.IsAbs(args[i]) {
-			args[i] = filepath.Join(root, args[i])
-		}
+		args[i] = directive.Rooted(c, args[i])
 	}
 	t, err := mwtls.NewTLSConfigFromArgs(args...)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"github.com/coredns/caddy"
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 )
 
 func init() { Register("https", Observer, parseHTTPS) }
@@ -90,13 +91,13 @@ type HTTPSCA struct {
 	at error
 }
 
-// Parse reads "https_ca CACERT"; path resolves CACERT against the
-// Corefile's root directive.
-func (ca *HTTPSCA) Parse(c *caddy.Controller, args []string, path func(*caddy.Controller, string) string) error {
+// Parse reads "https_ca CACERT", CACERT resolved against the Corefile's
+// root directive.
+func (ca *HTTPSCA) Parse(c *caddy.Controller, args []string) error {
 	if len(args) != 1 {
 		return c.Errf("https_ca needs one CACERT file, after %q", c.Val())
 	}
-	pem, err := os.ReadFile(path(c, args[0]))
+	pem, err := os.ReadFile(directive.Rooted(c, args[0]))
 	if err != nil {
 		return c.Errf("https_ca: %v", err)
 	}
