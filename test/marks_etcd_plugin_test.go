@@ -255,3 +255,33 @@ func TestExposeMarkedWithoutMarks(t *testing.T) {
 		}
 	}
 }
+
+// TestNewHostBehindEtcdPlugin writes new hosts, as external-dns writes a new
+// Ingress, and asks the external view behind the etcd plugin for each at
+// once, through the block's cache: the etcd plugin reads the key from etcd
+// before the marks' watch brings it, and the view waits for its mark
+// rather than withholding it, so the first answer is the global address
+// (a withheld first answer would stay in the cache for the SOA's minimum).
+// A new host written withheld is not answered, at once either.
+func TestNewHostBehindEtcdPlugin(t *testing.T) {
+	etcd := startEtcd(t)
+	putKeys(t, etcd, map[string]string{"/skydns/org/example/marks/app/x1": `{"targetstrip":1,"host":"192.168.0.51"}`})
+	c := startCoreDNS(t, `marks.example.org:{port:dns} {
+    globaladdr 203.0.113.10
+    cache
+    etcd marks.example.org {
+        endpoint `+etcd.Endpoint()+`
+    }
+}
+`)
+	addr := c.Addr("dns")
+	for i := range 20 {
+		name := fmt.Sprintf("new%d.%s", i, marksZone)
+		putKeys(t, etcd, map[string]string{fmt.Sprintf("/skydns/org/example/marks/new%d/x1", i): `{"targetstrip":1,"host":"192.168.0.60"}`})
+		if got := answerData(query(t, "udp", addr, name, dns.TypeA)); !slices.Equal(got, []string{"A 203.0.113.10"}) {
+			t.Errorf("%s, asked as soon as written: answer %q, want the global address", name, got)
+		}
+	}
+	putKeys(t, etcd, map[string]string{"/skydns/org/example/marks/hush/x1": `{"targetstrip":1,"host":"192.168.0.61","globaladdr-external":"false"}`})
+	checkMarked(t, addr, "hush."+marksZone, dns.TypeA, dns.RcodeNameError, nil, []string{"192.168.0.61", "203.0.113.10"})
+}

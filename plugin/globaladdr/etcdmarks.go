@@ -113,14 +113,17 @@ func (em *etcdMarks) covers(name string) bool {
 
 // withholds reports whether the view shows nothing at name, a question's
 // name in the etcd plugin's zones, by its mark: the apex of a zone exists
-// whatever its keys say (its SOA and NS are the etcd plugin's own), and
-// before the marks are read the reply fails instead (filter).
+// whatever its keys say (its SOA and NS are the etcd plugin's own), before
+// the marks are read the reply fails instead, and a name no key holds yet
+// (one that does not exist, or one the etcd plugin may read before the
+// marks' watch brings it) is the reply's to judge (filter).
 func (em *etcdMarks) withholds(p *outside.Policy, name string) bool {
 	name = strings.ToLower(name)
 	if em.isApex(name) || !em.marks.Loaded() {
 		return false
 	}
-	return !em.shows(p, name)
+	m, ok := em.marks.Of(name)
+	return ok && !p.Exposes(name, m)
 }
 
 // shows reports whether the policy shows name, a lower-case FQDN in the
@@ -148,10 +151,38 @@ func (em *etcdMarks) filter(p *outside.Policy, m *dns.Msg, t *outside.Tally) (*d
 	if !em.marks.Loaded() {
 		return nil, errMarksUnknown
 	}
+	if em.await(p, m) {
+		an, ns, ex = em.withheld(p, m.Answer), em.withheld(p, m.Ns), em.withheld(p, m.Extra)
+	}
 	out := *m
 	out.Answer, out.Ns, out.Extra = em.shown(p, m.Answer, an), em.shown(p, m.Ns, ns), em.shown(p, m.Extra, ex)
 	t.Hidden += an + ns + ex
 	return &out, nil
+}
+
+// lag bounds how long a reply waits for the marks of the names it holds
+// that no key of the marks holds yet: the etcd plugin read them from etcd a
+// moment before the marks' watch brings them (a new host). Past it, they
+// are withheld.
+const lag = time.Second
+
+// await waits, up to lag in all, for the marks of the owners of the
+// records of m that the marks withhold because no key holds their names
+// yet, and reports whether there were any.
+func (em *etcdMarks) await(p *outside.Policy, m *dns.Msg) bool {
+	deadline := time.Now().Add(lag)
+	waited := false
+	for _, rrs := range [][]dns.RR{m.Answer, m.Ns, m.Extra} {
+		for _, rr := range rrs {
+			name := strings.ToLower(rr.Header().Name)
+			if _, known := em.marks.Of(name); known || !em.withholdsRecord(p, rr) {
+				continue
+			}
+			waited = true
+			em.marks.Await(name, time.Until(deadline))
+		}
+	}
+	return waited
 }
 
 // withheld counts the records of rrs that the marks withhold.

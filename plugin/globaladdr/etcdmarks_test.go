@@ -3,6 +3,7 @@ package globaladdr
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/plugin"
@@ -82,5 +83,22 @@ func TestEtcdMarksFilter(t *testing.T) {
 	}
 	if r := serve(reply(secret), m, "example.com.", dns.TypeA); len(r.Answer) != 0 {
 		t.Errorf("the apex's subtree answer: %v, want none", r.Answer)
+	}
+
+	// A new host the etcd plugin answers before the marks' watch brings
+	// its key: the reply waits for its mark, and shows it then; one that
+	// never comes is withheld after lag.
+	fresh := test.A("fresh.example.com. 30 IN A 192.168.0.60")
+	watched := map[string][]byte{
+		"/skydns/com/example/app/x1":   []byte(`{"host":"192.168.0.51"}`),
+		"/skydns/com/example/fresh/x1": []byte(`{"host":"192.168.0.60"}`),
+	}
+	time.AfterFunc(50*time.Millisecond, func() { m.Set(watched) })
+	if r := serve(reply(fresh), m, "fresh.example.com.", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "203.0.113.10" {
+		t.Errorf("fresh, its key brought after the answer: %v, want its global address", r.Answer)
+	}
+	never := test.A("never.example.com. 30 IN A 192.168.0.61")
+	if r := serve(reply(never), m, "never.example.com.", dns.TypeA); len(r.Answer) != 0 {
+		t.Errorf("never, whose key never comes: %v, want none", r.Answer)
 	}
 }

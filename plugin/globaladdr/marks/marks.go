@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coredns/coredns/plugin/etcd/msg"
 
@@ -40,6 +41,8 @@ type Marks struct {
 	// loaded is set once the tree was read whole; read is closed then.
 	loaded bool
 	read   chan struct{}
+	// changed is closed, and made anew, at each change of the keys.
+	changed chan struct{}
 }
 
 // keyMark is where one key stands and how it is marked.
@@ -77,7 +80,7 @@ func New(path string, zones []string) *Marks {
 			subtrees = append(subtrees, p)
 		}
 	}
-	return &Marks{root: root, zones: subtrees, keys: map[string]keyMark{}, below: map[string]*tally{}, read: make(chan struct{})}
+	return &Marks{root: root, zones: subtrees, keys: map[string]keyMark{}, below: map[string]*tally{}, read: make(chan struct{}), changed: make(chan struct{})}
 }
 
 // Read returns a channel closed once the tree was read whole.
@@ -97,14 +100,47 @@ func (m *Marks) Loaded() bool {
 // label) stands for every name below the labels to its right. ok is false
 // when no key is at or below name, or the tree is not loaded yet.
 func (m *Marks) Of(name string) (mark horizon.Mark, ok bool) {
-	name = belowWildcard(name)
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	return m.of(belowWildcard(name))
+}
+
+// of is Of of a name below any wildcard; m.mu is held.
+func (m *Marks) of(name string) (mark horizon.Mark, ok bool) {
 	t, ok := m.below[name]
 	if !ok || !m.loaded {
 		return horizon.Withheld, false
 	}
 	return t.join(), true
+}
+
+// Await is Of once a key is at or below name, waiting for one for at most
+// d: the etcd plugin reads etcd as it answers, and the watch brings the
+// key it has just answered from a moment later.
+func (m *Marks) Await(name string, d time.Duration) (mark horizon.Mark, ok bool) {
+	name = belowWildcard(name)
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for {
+		m.mu.RLock()
+		mark, ok = m.of(name)
+		changed := m.changed
+		m.mu.RUnlock()
+		if ok {
+			return mark, true
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			return mark, false
+		}
+	}
+}
+
+// tell tells the waiters of Await that the keys changed; m.mu is held.
+func (m *Marks) tell() {
+	close(m.changed)
+	m.changed = make(chan struct{})
 }
 
 // belowWildcard returns name without its labels up to the rightmost
@@ -138,6 +174,7 @@ func (m *Marks) Set(values map[string][]byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.keys, m.below = keys, below
+	m.tell()
 	if !m.loaded {
 		m.loaded = true
 		close(m.read)
@@ -154,6 +191,7 @@ func (m *Marks) put(key string, value []byte) {
 		m.keys[key] = km
 		count(m.below, km, 1)
 	}
+	m.tell()
 }
 
 // remove records that key was deleted.
@@ -161,6 +199,7 @@ func (m *Marks) remove(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.forget(key)
+	m.tell()
 }
 
 // forget removes key's mark from the counts. m.mu is held.
