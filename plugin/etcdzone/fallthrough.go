@@ -8,6 +8,7 @@ import (
 	"github.com/coredns/coredns/request"
 
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
+
 	"github.com/miekg/dns"
 )
 

@@ -13,6 +13,7 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/stamp"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
+
 	"github.com/miekg/dns"
 )
 

@@ -14,6 +14,7 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/zone"
 	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
+
 	"github.com/miekg/dns"
 )
 

@@ -15,6 +15,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/zonekeys"
 	"github.com/globaladdr/globaladdr/plugin/etcdzone/signer"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
+
 	"github.com/miekg/dns"
 )
 
