@@ -97,6 +97,17 @@ func TestEtcdMarksFilter(t *testing.T) {
 	if r := serve(reply(fresh), m, "fresh.example.com.", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "203.0.113.10" {
 		t.Errorf("fresh, its key brought after the answer: %v, want its global address", r.Answer)
 	}
+	// One written withheld is NXDOMAIN, whether its mark came before the
+	// question or while the reply waited for it.
+	shut := test.A("shut.example.com. 30 IN A 192.168.0.62")
+	withheldNew := map[string][]byte{"/skydns/com/example/shut/x1": []byte(`{"host":"192.168.0.62","globaladdr-external":"false"}`)}
+	for k, v := range watched {
+		withheldNew[k] = v
+	}
+	time.AfterFunc(50*time.Millisecond, func() { m.Set(withheldNew) })
+	if r := serve(reply(shut), m, "shut.example.com.", dns.TypeA); r.Rcode != dns.RcodeNameError || len(r.Answer) != 0 {
+		t.Errorf("shut, written withheld, its key brought after the answer: %s %v, want NXDOMAIN", dns.RcodeToString[r.Rcode], r.Answer)
+	}
 	never := test.A("never.example.com. 30 IN A 192.168.0.61")
 	if r := serve(reply(never), m, "never.example.com.", dns.TypeA); len(r.Answer) != 0 {
 		t.Errorf("never, whose key never comes: %v, want none", r.Answer)

@@ -42,7 +42,11 @@ func (w *ResponseWriter) WriteMsg(res *dns.Msg) error {
 		return w.writeEnvelope(out)
 	}
 	if out != res && emptied(res, out) {
-		w.deny(out, allRegistry(res.Answer))
+		// The question's name is gone from the view when all it held was
+		// ownership records, or when its mark, read while the reply
+		// waited for it (a new host), withholds it: NXDOMAIN, as the
+		// question would have had if the mark had come first.
+		w.deny(out, allRegistry(res.Answer) || w.g.unexposed(questionName(w.req)))
 	}
 	return w.ResponseWriter.WriteMsg(out)
 }
@@ -95,15 +99,15 @@ func (w *ResponseWriter) Write(buf []byte) (int, error) {
 }
 
 // deny turns out, a successful reply whose answer the rewrite emptied, into
-// NODATA with the zone's SOA, or into NXDOMAIN when all the name held was
-// ownership records (never at the zone's apex, which exists).
-func (w *ResponseWriter) deny(out *dns.Msg, registryOnly bool) {
+// NODATA with the zone's SOA, or into NXDOMAIN when the view holds nothing
+// at the question's name (never at the zone's apex, which exists).
+func (w *ResponseWriter) deny(out *dns.Msg, nameless bool) {
 	out.Ns = nil
 	soa := w.g.soa(w.ctx, w.ResponseWriter, w.req, questionName(w.req))
 	if soa != nil {
 		out.Ns = []dns.RR{soa}
 	}
-	if registryOnly && (soa == nil || !strings.EqualFold(soa.Header().Name, questionName(w.req))) {
+	if nameless && (soa == nil || !strings.EqualFold(soa.Header().Name, questionName(w.req))) {
 		out.Rcode = dns.RcodeNameError
 	}
 	extra := out.Extra
