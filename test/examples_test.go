@@ -135,6 +135,9 @@ func TestCorefileExamples(t *testing.T) {
 		// It needs a router and an interface: TestUplinkExample runs it in
 		// a lab of network namespaces.
 		{"uplink.Corefile", nil},
+		// It needs two uplinks: TestDualUplink runs it in the dual-WAN
+		// lab.
+		{"dual-uplink.Corefile", nil},
 		// It answers no DNS: TestWebhookExample sends it external-dns's
 		// changes.
 		{"webhook.Corefile", nil},

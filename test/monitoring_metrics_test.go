@@ -27,9 +27,10 @@ import (
 // addresses from an etcd key and a file, signed, notifying a secondary that
 // does not answer; a view learning its address from HTTPS echoes, two that
 // disagree (whose answers succeed) and one that answers a loopback address
-// (refused); a zone whose etcd does not answer, so that it never loads. ETCD,
-// FILE, SECONDARY, NOWHERE, ECHO_A, ECHO_B, ECHO_LOOPBACK, HTTPS_CA and
-// DNSKEYPREFIX are replaced.
+// (refused); two uplinks whose checks fail (a closed port), so that both are
+// down; a zone whose etcd does not answer, so that it never loads. ETCD,
+// FILE, SECONDARY, NOWHERE, CLOSED, ECHO_A, ECHO_B, ECHO_LOOPBACK, HTTPS_CA
+// and DNSKEYPREFIX are replaced.
 const metricsCorefile = `example.com:{port:plain} {
 	prometheus 127.0.0.1:{httpport:metrics}
 	rrl {
@@ -69,6 +70,19 @@ uplink.example:{port:uplink} {
 		from https ECHO_LOOPBACK
 		https_ca HTTPS_CA
 		every 30s
+	}
+	whoami
+}
+
+uplinks.example:{port:uplinks} {
+	prometheus 127.0.0.1:{httpport:metrics}
+	globaladdr {
+		uplink wan1 static 203.0.113.20
+		uplink wan1 check tcp CLOSED
+		uplink wan2 static 198.51.100.20
+		uplink wan2 check tcp CLOSED
+		failover after 1
+		every 1s
 	}
 	whoami
 }
@@ -128,6 +142,7 @@ func TestMonitoringPrometheus(t *testing.T) {
 		"FILE", file,
 		"SECONDARY", nameserver.FreeLoopbackAddr(t),
 		"NOWHERE", "http://127.0.0.1:"+strconv.Itoa(nowhere),
+		"CLOSED", "127.0.0.1:"+strconv.Itoa(nowhere),
 		"ECHO_A", echoA.url, "ECHO_B", echoB.url, "ECHO_LOOPBACK", echoLoopback.url, "HTTPS_CA", ca.file,
 		"DNSKEYPREFIX", keyFile,
 	).Replace(metricsCorefile))

@@ -15,7 +15,6 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source"
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
 	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
-	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 
 	"github.com/miekg/dns"
 )
@@ -106,12 +105,6 @@ func (d *directiveRead) property(c *caddy.Controller, property string, args []st
 		}
 	case "hide":
 		d.opts.Hide, err = parseHide(c, args, d.opts.Hide)
-	case "from", "every", "https_ca":
-		if property == "from" && len(d.addrs) > 0 {
-			err = c.Errf("%q can't be mixed with ADDRESS arguments", property)
-		} else {
-			err = d.sources.Parse(c, property, args)
-		}
 	case "expose":
 		if d.opts.OnlyMarked, err = parseExpose(c, args); d.opts.OnlyMarked {
 			d.unmarked = c.Errf("expose marked: no backend of this server block marks its names (etcdzone, the etcd plugin): " +
@@ -123,10 +116,13 @@ func (d *directiveRead) property(c *caddy.Controller, property string, args []st
 		}
 		d.opts.KeepRegistry = true
 	default:
-		if etcdclient.IsProperty(property) {
-			err = d.sources.Parse(c, property, args)
-		} else {
+		switch {
+		case !source.IsProperty(property):
 			err = c.Errf("unknown property %q", property)
+		case (property == "from" || property == "uplink") && len(d.addrs) > 0:
+			err = c.Errf("%q can't be mixed with ADDRESS arguments", property)
+		default:
+			err = d.sources.Parse(c, property, args)
 		}
 	}
 	return err

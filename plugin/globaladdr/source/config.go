@@ -9,6 +9,8 @@ import (
 	"github.com/coredns/caddy"
 
 	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/probe"
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/uplink"
+	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 )
 
 // defaultEvery is how often the polled sources ask, without an every
@@ -33,20 +35,83 @@ type Config struct {
 	// from etcd line: it names the first of them.
 	orphan  error
 	etcdSrc bool // a from etcd line was seen
+	// uplinks are the block's named uplinks; sourceless holds, for each,
+	// the error for an uplink without a from or static line.
+	uplinks    uplink.Config
+	sourceless map[*uplink.Uplink]error
 }
 
-// Parse reads property, one of from, every, https_ca and
-// the etcd connection's (etcdclient.IsProperty), with its arguments.
+// Parse reads property, one of from, uplink, failover, failback, every,
+// https_ca and the etcd connection's (etcdclient.IsProperty), with its
+// arguments.
 func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) error {
 	switch property {
 	case "from":
-		return cfg.parseFrom(c, args)
+		return cfg.parseFrom(c, args, nil)
+	case "uplink":
+		return cfg.parseUplink(c, args)
+	case "failover", "failback":
+		return cfg.uplinks.ParseHold(c, property, args)
 	case "every":
 		return cfg.parseEvery(c, args)
 	case "https_ca":
 		return cfg.httpsCA.Parse(c, args)
 	}
 	return cfg.configure(c, property).cfg.Parse(c, property, args)
+}
+
+// IsProperty reports whether property is one Parse reads.
+func IsProperty(property string) bool {
+	switch property {
+	case "from", "uplink", "failover", "failback", "every", "https_ca":
+		return true
+	}
+	return etcdclient.IsProperty(property)
+}
+
+// parseUplink reads "uplink NAME PROPERTY ARGS...": from SOURCE ARGS and
+// static ADDRESS... give the uplink its addresses, the others are its own
+// (uplink.Parse).
+func (cfg *Config) parseUplink(c *caddy.Controller, args []string) error {
+	if len(args) < 2 {
+		return c.Errf("uplink needs a NAME and a property (from, static, via, check, priority), after %q", c.Val())
+	}
+	u, err := cfg.uplinks.Named(c, args[0])
+	if err != nil {
+		return err
+	}
+	if cfg.sourceless == nil {
+		cfg.sourceless = map[*uplink.Uplink]error{}
+	}
+	if _, seen := cfg.sourceless[u]; !seen {
+		cfg.sourceless[u] = c.Errf("uplink %s has no addresses: give it a from line (uplink %s from https URL) or static ADDRESS...", u.Name, u.Name)
+	}
+	switch args[1] {
+	case "from":
+		return cfg.parseFrom(c, args[2:], u)
+	case "static":
+		return cfg.parseStatic(c, u, args[2:])
+	}
+	return uplink.Parse(c, u, args[1], args[2:])
+}
+
+// parseStatic reads "uplink NAME static ADDRESS...".
+func (cfg *Config) parseStatic(c *caddy.Controller, u *uplink.Uplink, args []string) error {
+	if len(args) == 0 {
+		return c.Errf("uplink %s static needs at least one ADDRESS, after %q", u.Name, c.Val())
+	}
+	for _, arg := range args {
+		if _, ok := probe.ParseAddr(arg); !ok {
+			return c.Errf("uplink %s static: %q is not an IPv4 or IPv6 address", u.Name, arg)
+		}
+	}
+	f := valueFeed(&staticSource{addrs: args})
+	f.up = u
+	if err := cfg.add(c, f, args); err != nil {
+		return err
+	}
+	cfg.froms++
+	return nil
 }
 
 // Empty reports whether the block has no from line.
@@ -60,29 +125,48 @@ func (cfg *Config) New(internal func(netip.Addr) bool) (*Set, error) {
 	if cfg.orphan != nil && !cfg.etcdSrc {
 		return nil, cfg.orphan
 	}
+	if err := cfg.uplinks.Finish(); err != nil {
+		return nil, err
+	}
+	every := cmp.Or(cfg.every, defaultEvery)
 	polled := false
 	var probers []probe.Prober
+	var checks []probe.Check
 	for _, f := range cfg.feeds {
+		delete(cfg.sourceless, f.up)
 		if f.line == nil {
 			continue
 		}
 		f.line.internal = internal
 		if f.line.kind != probe.Local {
-			f.line.every = cmp.Or(cfg.every, defaultEvery)
+			f.line.every = every
 			polled = true
 		}
+		if f.up != nil {
+			f.up.Route(f.line.probers)
+		}
 		probers = append(probers, f.line.probers...)
+	}
+	for _, u := range cfg.uplinks.Uplinks() {
+		if err := cfg.sourceless[u]; err != nil {
+			return nil, err
+		}
+		if u.Check != nil {
+			u.Route(nil)
+			checks = append(checks, u.Check)
+			polled = true
+		}
 	}
 	if cfg.everyAt != nil && !polled {
 		return nil, cfg.everyAt
 	}
-	if err := cfg.httpsCA.Give(probers); err != nil {
+	if err := cfg.httpsCA.Give(probers, checks); err != nil {
 		return nil, err
 	}
 	if len(cfg.feeds) == 0 {
 		return nil, nil
 	}
-	s := &Set{feeds: cfg.feeds, internal: internal}
+	s := &Set{feeds: cfg.feeds, internal: internal, uplinks: cfg.uplinks.Uplinks(), every: every}
 	if cfg.etcdSrc {
 		s.etcd = cfg.etcd
 	}
@@ -90,8 +174,9 @@ func (cfg *Config) New(internal func(netip.Addr) bool) (*Set, error) {
 }
 
 // parseFrom reads "from SOURCE ARGS...": file PATH, etcd KEY, interface
-// NAME, or a polled source's keyword and arguments (probe.Register).
-func (cfg *Config) parseFrom(c *caddy.Controller, args []string) error {
+// NAME, or a polled source's keyword and arguments (probe.Register), of
+// the uplink up (nil for a from line of its own).
+func (cfg *Config) parseFrom(c *caddy.Controller, args []string, up *uplink.Uplink) error {
 	if len(args) == 0 {
 		return c.Errf("from needs a source and its argument: from file PATH, from etcd KEY or from interface NAME, after %q", c.Val())
 	}
@@ -109,6 +194,7 @@ func (cfg *Config) parseFrom(c *caddy.Controller, args []string) error {
 		}
 		f = lineFeed(l)
 	}
+	f.up = up
 	if err := cfg.add(c, f, args); err != nil {
 		return err
 	}
@@ -172,7 +258,7 @@ func (cfg *Config) parseEvery(c *caddy.Controller, args []string) error {
 		return c.Errf("every %q is not a duration of at least %s (say 60s)", args[0], minEvery)
 	}
 	cfg.every = d
-	cfg.everyAt = c.Errf("%q is for the polled sources (%s), and there is none", "every", strings.Join(probe.Keywords(), ", "))
+	cfg.everyAt = c.Errf("%q is for the polled sources (%s) and the uplinks' checks, and there is none", "every", strings.Join(probe.Keywords(), ", "))
 	return nil
 }
 

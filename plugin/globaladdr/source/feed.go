@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/uplink"
 )
 
 // valueSource is a place whose value holds the global addresses, or a
@@ -43,6 +45,11 @@ type feed struct {
 	// missing tells, per family, that the learned source's last answers
 	// had no address of the family it had kept addresses of (logged).
 	missing [2]bool
+	// up is the named uplink the source's addresses reach; nil for a
+	// from line that names none. failure is why the learned source's last
+	// round had no answer; nil when it had one (the uplink's path works).
+	up      *uplink.Uplink
+	failure error
 	// first is closed once the source has reported for the first time.
 	first chan struct{}
 	once  sync.Once

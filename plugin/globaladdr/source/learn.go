@@ -42,6 +42,11 @@ func (r reporter) learned(l learning) {
 	if len(addrs) > 0 {
 		f.addrs = addrs
 	}
+	f.failure = l.failure
+	if f.up != nil && f.up.Check == nil {
+		// Without a check, the line's rounds are the uplink's.
+		f.up.Observe(l.failure)
+	}
 	s.publish()
 	for fam := range 2 {
 		r.warnRefused(fam, l.refused)

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/netip"
 	"slices"
@@ -33,8 +34,10 @@ type runner struct {
 // and per family.
 type lineState struct {
 	answers []answer
-	// errs holds, per prober, the reason of the error last logged.
-	errs []string
+	// errs holds, per prober, the reason of the error last logged, and
+	// failures the error of its last answer (nil when it answered).
+	errs     []string
+	failures []error
 	// disagreement holds, per family, the disagreement last logged.
 	disagreement [2]string
 }
@@ -47,7 +50,7 @@ func (l *runner) run(ctx context.Context, r reporter) {
 	defer l.closeProbers(h.listen(ctx, l.probers, l.names, l.every))
 	tick, stop := ticker(l.every)
 	defer stop()
-	st := &lineState{answers: make([]answer, len(l.probers)), errs: make([]string, len(l.probers))}
+	st := &lineState{answers: make([]answer, len(l.probers)), errs: make([]string, len(l.probers)), failures: make([]error, len(l.probers))}
 	for which := l.all(); ; {
 		l.probe(ctx, which, st, r)
 		if ctx.Err() != nil {
@@ -106,6 +109,7 @@ func (l *runner) probe(ctx context.Context, which []bool, st *lineState, r repor
 // logged once while its reason lasts: a message may differ at each probe (a
 // socket's port).
 func (l *runner) answered(i int, addrs []netip.Addr, err error, st *lineState, r reporter) {
+	st.failures[i] = err
 	if err != nil {
 		st.answers[i] = answer{}
 		reason := probe.ReasonOf(err)
@@ -155,6 +159,7 @@ func (l *runner) check(addrs []netip.Addr, by string, r reporter) answer {
 // counted at each round, and logged once while it lasts.
 func (l *runner) learn(st *lineState, r reporter) {
 	learned, disagreed := vote(st.answers, l.names)
+	learned.failure = st.unanswered()
 	for fam, words := range disagreed {
 		if words == "" {
 			st.disagreement[fam] = ""
@@ -168,6 +173,28 @@ func (l *runner) learn(st *lineState, r reporter) {
 	}
 	r.learned(learned)
 }
+
+// unanswered returns the error of the first prober that failed in the
+// last round, when none answered; nil when one did.
+func (st *lineState) unanswered() error {
+	var first error
+	for i, a := range st.answers {
+		if len(a.accepted) > 0 || len(a.refused) > 0 {
+			return nil
+		}
+		if first == nil {
+			first = st.failures[i]
+		}
+	}
+	if first == nil {
+		first = errNoAnswer
+	}
+	return first
+}
+
+// errNoAnswer is a round's failure when no prober gave an error either: an
+// interface with no global address.
+var errNoAnswer = errors.New("no usable answer")
 
 // closeProbers waits until the Listeners have returned (listening), then
 // closes the probers that are io.Closers.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/globaladdr/globaladdr/plugin/globaladdr/source/uplink"
 	"github.com/globaladdr/globaladdr/plugin/pkg/etcdclient"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,6 +43,12 @@ type Set struct {
 
 	cancel context.CancelFunc // stops the sources; nil before start
 	done   sync.WaitGroup     // the sources' goroutines
+
+	// uplinks are the block's named uplinks, whose checks run every
+	// every; chooser chooses which of them the union serves.
+	uplinks []*uplink.Uplink
+	every   time.Duration
+	chooser uplink.Chooser
 }
 
 // Start starts every source, and waits up to a second for their first
@@ -52,6 +59,12 @@ type Set struct {
 func (s *Set) Start(servers []string, shared etcdclient.Config, use func(Value)) error {
 	s.mu.Lock()
 	s.servers, s.use = servers, use
+	for _, u := range s.uplinks {
+		u.Start(servers)
+	}
+	if len(s.uplinks) > 0 {
+		s.chooser.Start(servers)
+	}
 	s.mu.Unlock()
 	if s.etcd != nil {
 		if err := s.etcd.share(shared); err != nil {
@@ -72,6 +85,16 @@ func (s *Set) Start(servers []string, shared etcdclient.Config, use func(Value))
 			}
 			f.src.run(ctx, r.value)
 		}()
+	}
+	for _, u := range s.uplinks {
+		if u.Check != nil {
+			s.done.Add(1)
+			go func() {
+				defer s.done.Done()
+				warnTarget(ctx, u, s.internal)
+				u.RunCheck(ctx, s.every, func(err error) { s.checked(u, err) })
+			}()
+		}
 	}
 	timeout := time.NewTimer(startWait)
 	defer timeout.Stop()
@@ -108,13 +131,16 @@ func (s *Set) Stop() error {
 
 // publish makes the union of the feeds' addresses the global addresses,
 // once every file and etcd feed has some, and there is at least one: it
-// hands them to use, then to the subscribers. A learned feed that has none
+// hands them to use, then to the subscribers. Of the named uplinks, only
+// those up, and of them those of the best priority, are in the union
+// (uplink.Chooser). A learned feed that has none
 // yet does not hold back the others; one whose last answer of a family was
 // refused gives its last good addresses of that family only while no other
 // feed gives that family (see withdrawn). A value written again unchanged
 // is published too, for its revision.
 func (s *Set) publish() {
 	var v Value
+	var offers []uplink.Offer
 	for _, f := range s.feeds {
 		switch {
 		case f.prefix != nil:
@@ -122,13 +148,16 @@ func (s *Set) publish() {
 		case f.addrs == nil && f.line == nil:
 			return
 		}
+		o := uplink.Offer{Uplink: f.up}
 		for _, a := range f.addrs {
-			if !slices.Contains(v.Addrs, a) && !s.withdrawn(f, a) {
-				v.Addrs = append(v.Addrs, a)
+			if !s.withdrawn(f, a) {
+				o.Addrs = append(o.Addrs, a)
 			}
 		}
+		offers = append(offers, o)
 		v.Revision = max(v.Revision, f.rev)
 	}
+	v.Addrs = s.chooser.Choose(offers, s.current.Addrs)
 	switch {
 	case len(v.Addrs) == 0:
 		return
@@ -160,6 +189,23 @@ func (s *Set) withdrawn(f *feed, a netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// checked takes one run of u's check, which failed with err (nil: passed):
+// with whether u's learned sources answered at their last round, it is a
+// round of u's, and when it changes u's state the union is published
+// again.
+func (s *Set) checked(u *uplink.Uplink, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.feeds {
+		if err == nil && f.up == u && f.line != nil && f.failure != nil {
+			err = f.failure // the path through u fails its source's probes
+		}
+	}
+	if u.Observe(err) {
+		s.publish()
+	}
 }
 
 // count adds one to the counter vec of each server, for labels.

@@ -27,16 +27,15 @@ const testServer = "dns://:53"
 // deadline bounds every wait for a source: generous, for a loaded machine.
 const deadline = 20 * time.Second
 
-// newSet returns the sources of the globaladdr block in c, whose from,
-// every, https_ca, endpoint, tls and credentials properties it reads as the plugin's setup
+// newSet returns the sources of the globaladdr block in c, whose
+// properties of the sources (IsProperty) it reads as the plugin's setup
 // does, passing over the others. The sources refuse the addresses of
 // internal.
 func newSet(c *caddy.Controller) (*Set, error) {
 	var cfg Config
 	for c.Next() {
 		for c.NextBlock() {
-			switch property, args := c.Val(), c.RemainingArgs(); property {
-			case "from", "every", "https_ca", "endpoint", "tls", "credentials", "plaintext_credentials":
+			if property, args := c.Val(), c.RemainingArgs(); IsProperty(property) {
 				if err := cfg.Parse(c, property, args); err != nil {
 					return nil, err
 				}

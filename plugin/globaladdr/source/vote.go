@@ -29,6 +29,9 @@ type learning struct {
 	// refused are the addresses it refused, of the families it accepted
 	// none of.
 	refused []refusedAddr
+	// failure is why no prober answered, nil when one did (the uplink's
+	// path works, whatever the vote made of the answers).
+	failure error
 }
 
 // vote makes one learning of the answers of the probers named names. Per

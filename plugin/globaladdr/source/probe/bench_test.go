@@ -33,7 +33,7 @@ func BenchmarkProbe(b *testing.B) {
 	go answerSTUN(conn, mapped)
 	echo := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, mapped) }))
 	defer echo.Close()
-	client := newHTTPSClient(nil)
+	client := newHTTPSClient(nil, Via{})
 	client.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: certPool(echo)}
 
 	for _, p := range []Prober{&stunProber{server: conn.LocalAddr().String()}, &httpsProber{url: echo.URL + "/", client: client}} {

@@ -43,14 +43,39 @@ func parseHTTPS(c *caddy.Controller, args []string) ([]Prober, error) {
 type httpsProber struct {
 	url    string
 	shown  string       // url without its query, for logs and metrics
+	via    Via          // where its requests leave from
 	client *http.Client // set by HTTPSCA.Give
 }
 
 // String implements fmt.Stringer.
 func (p *httpsProber) String() string { return "https " + p.shown }
 
+// RouteVia implements Routed.
+func (p *httpsProber) RouteVia(v Via) { p.via = v }
+
 // Probe implements Prober.
 func (p *httpsProber) Probe(ctx context.Context) ([]netip.Addr, error) {
+	resp, err := p.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, Errorf(reasonRejected, "%s answered %s", p.shown, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxEchoBody+1))
+	if err != nil {
+		return nil, err
+	}
+	a, err := parseEchoBody(body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.shown, err)
+	}
+	return []netip.Addr{a}, nil
+}
+
+// get sends the GET of a probe, or of a check.
+func (p *httpsProber) get(ctx context.Context) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url, nil)
 	if err != nil {
 		return nil, err
@@ -67,19 +92,7 @@ func (p *httpsProber) Probe(ctx context.Context) ([]netip.Addr, error) {
 		}
 		return nil, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, Errorf(reasonRejected, "%s answered %s", p.shown, resp.Status)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxEchoBody+1))
-	if err != nil {
-		return nil, err
-	}
-	a, err := parseEchoBody(body)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.shown, err)
-	}
-	return []netip.Addr{a}, nil
+	return resp, nil
 }
 
 // HTTPSCA is a block's https_ca property: the CA certificates (PEM) that
@@ -109,32 +122,41 @@ func (ca *HTTPSCA) Parse(c *caddy.Controller, args []string) error {
 	return nil
 }
 
-// Give gives the https probers among probers, a block's, the client that
-// verifies against the roots. It fails for an https_ca given without one.
-func (ca *HTTPSCA) Give(probers []Prober) error {
-	client := newHTTPSClient(ca.roots)
-	https := false
+// Give gives the https probers among probers and the https checks among
+// checks, a block's, the client that verifies against the roots, and
+// leaves from each one's Via. It fails for an https_ca given without one.
+func (ca *HTTPSCA) Give(probers []Prober, checks []Check) error {
+	var https []*httpsProber
 	for _, p := range probers {
 		if h, ok := p.(*httpsProber); ok {
-			h.client, https = client, true
+			https = append(https, h)
 		}
 	}
-	if ca.at != nil && !https {
+	for _, c := range checks {
+		if h, ok := c.(*httpsCheck); ok {
+			https = append(https, &h.httpsProber)
+		}
+	}
+	for _, h := range https {
+		h.client = newHTTPSClient(ca.roots, h.via)
+	}
+	if ca.at != nil && len(https) == 0 {
 		return ca.at
 	}
 	return nil
 }
 
-// newHTTPSClient returns the client of the HTTPS probers: it verifies the
-// certificate against roots (nil: the system's), follows no redirect to
-// plain HTTP, and takes no cookies. Each probe opens a connection of its
-// own: one kept alive between probes would keep the NAT mapping of the
-// uplink's old address (until it breaks), and a probe a minute gains
-// nothing from it.
-func newHTTPSClient(roots *x509.CertPool) *http.Client {
+// newHTTPSClient returns the client of an HTTPS prober or check whose
+// requests leave from via: it verifies the certificate against roots (nil:
+// the system's), follows no redirect to plain HTTP, and takes no cookies.
+// Each probe opens a connection of its own: one kept alive between probes
+// would keep the NAT mapping of the uplink's old address (until it breaks),
+// and a probe a minute gains nothing from it.
+func newHTTPSClient(roots *x509.CertPool, via Via) *http.Client {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	transport.DisableKeepAlives = true
+	transport.DialContext = via.dialer("tcp").DialContext
 	return &http.Client{
 		Transport: transport,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {

@@ -45,10 +45,16 @@ func parseSTUN(c *caddy.Controller, args []string) ([]Prober, error) {
 // stunProber asks one STUN server for the uplink's address: a Binding
 // request over UDP, once per address family the server has, whose
 // XOR-MAPPED-ADDRESS is the address.
-type stunProber struct{ server string }
+type stunProber struct {
+	server string
+	via    Via // where its requests leave from
+}
 
 // String implements fmt.Stringer.
 func (p *stunProber) String() string { return "stun " + p.server }
+
+// RouteVia implements Routed.
+func (p *stunProber) RouteVia(v Via) { p.via = v }
 
 // Probe implements Prober.
 func (p *stunProber) Probe(ctx context.Context) ([]netip.Addr, error) {
@@ -64,11 +70,11 @@ func (p *stunProber) Probe(ctx context.Context) ([]netip.Addr, error) {
 	)
 	for _, ip := range ips {
 		ip = ip.Unmap()
-		if asked[ip.Is4()] {
-			continue
+		if local, ok := p.via.Local(); asked[ip.Is4()] || ok && local.Is4() != ip.Is4() {
+			continue // a family asked, or one the local address is not of
 		}
 		asked[ip.Is4()] = true
-		a, err := bind(ctx, net.JoinHostPort(ip.String(), port))
+		a, err := bind(ctx, p.via, net.JoinHostPort(ip.String(), port))
 		if err != nil {
 			firstErr = cmpErr(firstErr, err)
 			continue
@@ -89,12 +95,11 @@ func cmpErr(first, err error) error {
 	return err
 }
 
-// bind sends a Binding request to server (ip:port), again after
+// bind sends a Binding request to server (ip:port) from via, again after
 // stunRetransmit and then twice as long each time, until a response with
 // the request's transaction ID arrives or ctx ends.
-func bind(ctx context.Context, server string) (netip.Addr, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "udp", server)
+func bind(ctx context.Context, via Via, server string) (netip.Addr, error) {
+	conn, err := via.dialer("udp").DialContext(ctx, "udp", server)
 	if err != nil {
 		return netip.Addr{}, err
 	}
