@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/globaladdr/globaladdr/internal/corednstest"
+
 	"github.com/miekg/dns"
 )
 
@@ -125,5 +127,46 @@ func TestEtcdzoneCutOff(t *testing.T) {
 	})
 	if s := readyStatus(t, c.Addr("ready")); s != http.StatusOK {
 		t.Errorf("etcd back: /ready %d, want 200", s)
+	}
+}
+
+// TestEtcdWrongEndpoint starts the external view on an etcd endpoint where
+// nothing listens: within cutOffWithin the log says that etcd never
+// answered, naming the endpoint and the Corefile's line, and does not
+// claim answers from memory, which it has none of; the zone is SERVFAIL.
+func TestEtcdWrongEndpoint(t *testing.T) {
+	closed, err := corednstest.FreeTCPPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := "http://127.0.0.1:" + strconv.Itoa(closed)
+	corefile := `example.com:{port:dns} {
+	globaladdr 203.0.113.10
+	etcdzone {
+		ns ns1.example.net
+		endpoint ` + endpoint + `
+	}
+	etcd example.com
+}
+`
+	logs := captureLog(t)
+	mark := len(logs.String())
+	c := startCoreDNS(t, corefile)
+	want := fmt.Sprintf("etcd at %s (Corefile:5, endpoint): no answer in the ", endpoint)
+	eventually(t, cutOffWithin, "a warning that etcd never answered", func() error {
+		if !strings.Contains(logs.String()[mark:], want) {
+			return fmt.Errorf("no line saying %q", want)
+		}
+		return nil
+	})
+	for _, line := range strings.Split(logs.String()[mark:], "\n") {
+		if strings.Contains(line, endpoint) && strings.Contains(line, "answering from memory") {
+			t.Errorf("a line claims answers from memory, though nothing was read: %s", line)
+		}
+	}
+	m := new(dns.Msg)
+	m.SetQuestion("app.example.com.", dns.TypeA)
+	if r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, c.Addr("dns")); err != nil || r.Rcode != dns.RcodeServerFailure {
+		t.Errorf("a query with nothing loaded: %v %v, want SERVFAIL", r, err)
 	}
 }

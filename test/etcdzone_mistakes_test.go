@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,18 @@ func TestEtcdzoneZoneOutsideBlock(t *testing.T) {
 	}
 }
 
+// TestEtcdzoneWithoutEtcd starts etcdzone in a block without the etcd
+// plugin: start-up stops naming etcdzone, the file and line, and the line
+// to add.
+func TestEtcdzoneWithoutEtcd(t *testing.T) {
+	_, err := tryStartCoreDNS(t, "example.com:{port:dns} example.net:{port:dns} {\n\tetcdzone\n}\n")
+	for _, want := range []string{"plugin/etcdzone", "Corefile:2", "no etcd plugin in this server block", "add `etcd example.com. example.net.`"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("start-up: %v, want an error saying %q", err, want)
+		}
+	}
+}
+
 // TestEtcdzoneLoadWarnings starts a block whose etcd plugin reads a path
 // external-dns does not write, with a name server inside the zone and no
 // glue: CoreDNS starts (an empty zone is right before external-dns writes
@@ -66,11 +79,12 @@ func TestEtcdzoneLoadWarnings(t *testing.T) {
 	corefile := func(path, glue string) string {
 		return "example.com:{port:dns} {\n\tetcdzone {\n\t\tns ns1.example.com ns2.example.net\n" + glue + "\t}\n\tetcd example.com {\n\t\tpath " + path + "\n\t\tendpoint " + etcd.Endpoint() + "\n\t}\n}\n"
 	}
-	empty := "[WARNING] plugin/etcdzone: zone example.com. loaded with no records: etcd (" + etcd.Endpoint() + ") holds no key at or below /wrong/com/example; check that the etcd plugin's zone and path are where external-dns writes"
-	noGlue := "[WARNING] plugin/etcdzone: zone example.com. holds no address of its name server ns1.example.com., which lies inside it: NS answers and referrals carry none, and resolvers may not reach it; add its addresses to etcdzone (glue ns1.example.com. ADDRESS...)"
-
 	logs := captureLog(t)
 	c := startCoreDNS(t, corefile("/wrong", ""))
+	// The block's key names the zone: two blocks (two views) may serve it.
+	zone := "zone example.com. (block dns://example.com.:" + strconv.Itoa(c.Port("dns")) + ")"
+	empty := "[WARNING] plugin/etcdzone: " + zone + " has no record from etcd: etcd (" + etcd.Endpoint() + ") holds no key at or below /wrong/com/example; check that the etcd plugin's zone and path are where external-dns writes"
+	noGlue := "[WARNING] plugin/etcdzone: " + zone + " holds no address of its name server ns1.example.com., which lies inside it: NS answers and referrals carry none, and resolvers may not reach it; add its addresses to etcdzone (glue ns1.example.com. ADDRESS...)"
 	waitLog(t, logs, empty)
 	waitLog(t, logs, noGlue)
 	if r := query(t, "udp", c.Addr("dns"), "example.com.", dns.TypeNS); len(r.Answer) != 2 || len(r.Extra) != 0 {

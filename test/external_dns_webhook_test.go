@@ -43,7 +43,8 @@ const webhookSection = "external-dns's webhook"
 // the sources, the TXT registry and the domain filter, and sends to the sidecar's API, on loopback at
 // WEBHOOK_PORT; the sidecar runs our chart's image non-root, with the
 // Corefile of webhook-configmap.yaml's ConfigMap, which is webhook.Corefile;
-// its probes ask /healthz on the chart's http-webhook port, HEALTH_PORT,
+// its probes ask /healthz (liveness) and /readyz (readiness) on the chart's
+// http-webhook port, HEALTH_PORT,
 // where the Corefile's health listens on every address. Then it runs the
 // sidecar's command as rendered (../coredns for the image's entrypoint)
 // against a real etcd, and asks what the probes and external-dns would. The
@@ -76,13 +77,13 @@ func TestExternalDNSWebhookChart(t *testing.T) {
 	if env["HEALTH_PORT"] != strconv.Itoa(int(healthPort)) || !strings.Contains(corefile, "health :{$HEALTH_PORT}\n") {
 		t.Errorf("the chart's http-webhook port is %d, the Corefile's health listens on every address at HEALTH_PORT %s", healthPort, env["HEALTH_PORT"])
 	}
-	for _, p := range []*corev1.Probe{hook.LivenessProbe, hook.ReadinessProbe} {
+	for p, path := range map[*corev1.Probe]string{hook.LivenessProbe: "/healthz", hook.ReadinessProbe: "/readyz"} {
 		port := int32(p.HTTPGet.Port.IntValue())
 		if p.HTTPGet.Port.Type == intstr.String {
 			port = containerPort(t, hook, p.HTTPGet.Port.StrVal)
 		}
-		if p.HTTPGet.Path != "/healthz" || port != healthPort {
-			t.Errorf("a probe asks %s on port %s, want /healthz on %d", p.HTTPGet.Path, p.HTTPGet.Port.String(), healthPort)
+		if p.HTTPGet.Path != path || port != healthPort {
+			t.Errorf("a probe asks %s on port %s, want %s on %d", p.HTTPGet.Path, p.HTTPGet.Port.String(), path, healthPort)
 		}
 	}
 	checkWebhookREADME(t, readChartMeta(t, chart).Version)

@@ -14,8 +14,8 @@ import (
 // (plugin/publish/README.md): the DNSEndpoint objects it keeps, and the
 // Lease that elects the one replica that writes them.
 var publishRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{"externaldns.k8s.io"}, Resources: []string{"dnsendpoints"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
+	{APIGroups: []string{"externaldns.k8s.io"}, Resources: []string{"dnsendpoints"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
+	{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
 }
 
 // TestHelmPublishNamespace renders the chart with ci/publish-values.yaml,

@@ -193,6 +193,8 @@ func TestHelmSchemaRefuses(t *testing.T) {
 		{`helmTest.image={"tag":1.37}`, "at '/helmTest/image/tag'"},
 		{`helmTest.image={"digest":"sha256:0"}`, "additional properties 'digest' not allowed"},
 		{`helmTest.server="10.0.0.10"`, "additional properties 'server' not allowed"},
+		{`publish.lease={"name":"dns","duration":"1s"}`, "at '/publish/lease/duration'"},
+		{`publish.lease={"name":"dns","duration":"0m1s"}`, "at '/publish/lease/duration'"},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
 			t.Parallel()

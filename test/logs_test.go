@@ -48,7 +48,7 @@ func TestLogsOfAStart(t *testing.T) {
 	).Replace(logsCorefile)
 	logs := captureLog(t)
 	c := startCoreDNS(t, corefile)
-	waitLog(t, logs, "zone example.com. loaded: 1 record, serial")
+	waitLog(t, logs, "zone example.com. (block dns://example.com.:"+strconv.Itoa(c.Port("dns"))+") loaded: 1 record, serial")
 	waitLog(t, logs, "was not accepted by")
 	c.Reload(t, corefile)
 	waitLog(t, logs, "[INFO] Reloading complete")

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +24,8 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/publish/objects"
 
 	"github.com/miekg/dns"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // publishCorefile is an external view of example.com on its etcd at ETCD,
@@ -49,7 +52,13 @@ const publishCorefile = `example.com:PORT {
 // fillPublishCorefile returns publishCorefile on port, with the listeners
 // listen, publishing through kubeconfig the records of l's etcd.
 func fillPublishCorefile(l *publishLab, port, listen, kubeconfig string) string {
-	return strings.NewReplacer("PORT", port, "LISTEN", listen, "KUBECONFIG", kubeconfig, "ETCD", l.etcd.Endpoint()).Replace(publishCorefile)
+	return fillPublishTemplate(l, publishCorefile, port, listen, kubeconfig)
+}
+
+// fillPublishTemplate is fillPublishCorefile of corefile, publishCorefile
+// changed.
+func fillPublishTemplate(l *publishLab, corefile, port, listen, kubeconfig string) string {
+	return strings.NewReplacer("PORT", port, "LISTEN", listen, "KUBECONFIG", kubeconfig, "ETCD", l.etcd.Endpoint()).Replace(corefile)
 }
 
 // publishCorefileFor fills publishCorefile for a CoreDNS in the test
@@ -103,9 +112,16 @@ type publishReplica struct {
 // waits until it answers for example.com.
 func startPublishReplica(t *testing.T, l *publishLab, coredns, host, port string) *publishReplica {
 	t.Helper()
+	return startPublishReplicaOf(t, l, coredns, host, port, publishCorefile)
+}
+
+// startPublishReplicaOf is startPublishReplica of corefile, a
+// publishCorefile with its placeholders.
+func startPublishReplicaOf(t *testing.T, l *publishLab, coredns, host, port, corefile string) *publishReplica {
+	t.Helper()
 	r := &publishReplica{addr: net.JoinHostPort(host, port), metrics: nameserver.FreeLoopbackAddr(t)}
 	dir := t.TempDir()
-	corefile := fillPublishCorefile(l, port, "bind "+host+"\n    prometheus "+r.metrics, l.api.kubeconfig)
+	corefile = fillPublishTemplate(l, corefile, port, "bind "+host+"\n    prometheus "+r.metrics, l.api.kubeconfig)
 	path := filepath.Join(dir, "Corefile")
 	if err := os.WriteFile(path, []byte(corefile), 0o644); err != nil {
 		t.Fatal(err)
@@ -211,13 +227,54 @@ func TestPublishReplicas(t *testing.T) {
 	}
 }
 
+// TestPublishReplicasApart runs two replicas of one Corefile on different
+// ports and addresses, with the default Lease, as a second Deployment on
+// another port or a hostNetwork DaemonSet beside a Service's pods would:
+// one writes, one set of objects holds each name once, and the objects
+// 0.1.0 named for the port (globaladdr.ZONE.PORT.N) are deleted once the
+// set is written, with the name only they held.
+func TestPublishReplicasApart(t *testing.T) {
+	t.Parallel()
+	coredns := builtCoreDNS(t)
+	l := startPublishLab(t)
+	putRecords(t, l.etcd, a("app."+exampleDomain, exampleInternal), publicA("pub."+exampleDomain, "198.51.100.7"))
+	old := `{"apiVersion":"externaldns.k8s.io/v1alpha1","kind":"DNSEndpoint","metadata":{"name":"globaladdr.example.com.53.0","namespace":"default",` +
+		`"labels":{"app.kubernetes.io/managed-by":"globaladdr","globaladdr/zone":"example.com","globaladdr/block":"example.com-53"}},` +
+		`"spec":{"endpoints":[{"dnsName":"stale.example.com","recordType":"A","targets":["198.51.100.99"],"recordTTL":60}]}}`
+	l.k.run(t, []byte(old), "apply", "-f", "-")
+
+	corefile := strings.Replace(publishCorefile, "        lease publish-test 3s\n", "", 1)
+	if corefile == publishCorefile {
+		t.Fatal("publishCorefile has no lease line to take out")
+	}
+	_, port1, _ := net.SplitHostPort(nameserver.FreeLoopbackAddr(t))
+	_, port2, _ := net.SplitHostPort(nameserver.FreeLoopbackAddr(t))
+	replicas := []*publishReplica{
+		startPublishReplicaOf(t, l, coredns, "127.0.0.1", port1, corefile),
+		startPublishReplicaOf(t, l, coredns, "127.0.0.3", port2, corefile),
+	}
+	want := []string{"app." + exampleDomain + " A 900 " + exampleGlobal, publicLine("pub."+exampleDomain, "198.51.100.7")}
+	l.awaitPublished(t, want)
+	writer := awaitWriter(t, replicas...)
+	l.checkObjectNames(t, "two replicas apart", []string{"globaladdr.example.com.0"})
+	if holder := l.k.run(t, nil, "get", "lease", "globaladdr.example.com", "-o", "jsonpath={.spec.holderIdentity}"); holder == "" {
+		t.Error("the Lease globaladdr.example.com is not held")
+	}
+	deleteRecords(t, l.etcd, "pub."+exampleDomain)
+	l.awaitPublished(t, want[:1])
+	if awaitWriter(t, replicas...) != writer {
+		t.Error("the Lease changed hands with both replicas running")
+	}
+	l.checkObjectNames(t, "after a deletion", []string{"globaladdr.example.com.0"})
+}
+
 // apiOutage is how long TestPublishAPIOutage keeps the API server down:
 // long enough for the writer to lose the Lease (3 s) many times over.
 const apiOutage = 30 * time.Second
 
 // TestPublishAPIOutage stops the API server for apiOutage while records
-// are added, deleted and changed in etcd: the view answers the new records
-// throughout, and once the API server is back the objects converge to the
+// are added, deleted and changed in etcd, and reloads the Corefile: the
+// view stays ready and answers the new records throughout, and once the API server is back the objects converge to the
 // view, in the same objects, no name lost and none twice.
 func TestPublishAPIOutage(t *testing.T) {
 	t.Parallel()
@@ -226,7 +283,8 @@ func TestPublishAPIOutage(t *testing.T) {
 		publicA("kept."+exampleDomain, "198.51.100.1"),
 		publicA("gone."+exampleDomain, "198.51.100.2"),
 		publicA("moved."+exampleDomain, "198.51.100.3"))
-	c := startCoreDNS(t, publishCorefileFor(l, l.api.kubeconfig))
+	corefile := publishCorefileFor(l, l.api.kubeconfig)
+	c := startCoreDNS(t, corefile)
 	waitServing(t, c.Addr("dns"))
 	l.awaitPublished(t, []string{
 		publicLine("kept."+exampleDomain, "198.51.100.1"),
@@ -237,6 +295,12 @@ func TestPublishAPIOutage(t *testing.T) {
 
 	l.api.stop(t)
 	down := time.Now()
+	// A reload while the API server is down: the new instance is ready,
+	// as the one it replaces was.
+	c.Reload(t, corefile)
+	if status := readyStatus(t, c.Addr("ready")); status != http.StatusOK {
+		t.Errorf("/ready after a reload during the outage: %d, want 200", status)
+	}
 	putRecords(t, l.etcd, publicA("added."+exampleDomain, "198.51.100.4"))
 	deleteRecords(t, l.etcd, "gone."+exampleDomain, "moved."+exampleDomain)
 	putRecords(t, l.etcd, publicA("moved."+exampleDomain, "198.51.100.5"))
@@ -303,6 +367,24 @@ func TestPublishNotReady(t *testing.T) {
 		awaitNotReady(t, publishCorefileFor(l, userConfig), "missing RBAC: this account may not "+
 			"get, list, create, update, delete dnsendpoints.externaldns.k8s.io; get, create, update leases.coordination.k8s.io in namespace default")
 	})
+	t.Run("no namespace", func(t *testing.T) {
+		corefile := strings.Replace(publishCorefileFor(l, l.api.kubeconfig), "namespace default", "namespace nowhere", 1)
+		awaitNotReady(t, corefile, objects.ErrNoNamespace.Error()+": create namespace nowhere")
+		if got := l.k.run(t, nil, "get", "leases", "-A", "-o", "name"); strings.Contains(got, "globaladdr-check") {
+			t.Errorf("the namespace's check left a Lease: %s", got)
+		}
+	})
+	t.Run("the chart's Role", func(t *testing.T) {
+		// Exactly what the chart grants (TestHelmPublishNamespace holds
+		// publishRules to it) is enough to write, take over and give up.
+		grantPublishRules(t, l, "user")
+		c := startCoreDNS(t, publishCorefileFor(l, userConfig))
+		waitReady(t, "http://"+c.Addr("ready")+"/ready")
+		putRecords(t, l.etcd, publicA("more."+exampleDomain, "198.51.100.8"))
+		l.awaitPublished(t, []string{publicLine("more."+exampleDomain, "198.51.100.8"), publicLine("pub."+exampleDomain, "198.51.100.7")})
+		deleteRecords(t, l.etcd, "more."+exampleDomain)
+		l.awaitPublished(t, []string{publicLine("pub."+exampleDomain, "198.51.100.7")})
+	})
 	t.Run("API server unreachable", func(t *testing.T) {
 		awaitNotReady(t, publishCorefileFor(l, deadConfig), "the API server does not answer")
 	})
@@ -311,6 +393,16 @@ func TestPublishNotReady(t *testing.T) {
 		_, err := tryStartCoreDNS(t, corefile)
 		line := slices.IndexFunc(strings.Split(corefile, "\n"), func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "publish ") }) + 1
 		for _, want := range []string{"plugin/publish", fmt.Sprintf("Corefile:%d", line), "/nonexistent"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("start-up: %v, want an error saying %q", err, want)
+			}
+		}
+	})
+	t.Run("a zone etcdzone does not serve", func(t *testing.T) {
+		corefile := strings.Replace(publishCorefileFor(l, l.api.kubeconfig), "    publish {", "    publish sub.example.com {", 1)
+		_, err := tryStartCoreDNS(t, corefile)
+		line := slices.IndexFunc(strings.Split(corefile, "\n"), func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "publish ") }) + 1
+		for _, want := range []string{"plugin/publish", fmt.Sprintf("Corefile:%d", line), "zone sub.example.com.: etcdzone serves example.com., not it"} {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("start-up: %v, want an error saying %q", err, want)
 			}
@@ -351,4 +443,59 @@ func awaitNotReady(t *testing.T, corefile, want string) (*lockedbuf.Buffer, *cor
 		t.Errorf("/ready: %s %s, want 503 naming publish", resp.Status, body)
 	}
 	return logs, c
+}
+
+// grantPublishRules binds a Role of publishRules in namespace default to
+// user.
+func grantPublishRules(t *testing.T, l *publishLab, user string) {
+	t.Helper()
+	role := rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: "publish", Namespace: "default"},
+		Rules:      publishRules,
+	}
+	binding := rbacv1.RoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: "publish", Namespace: "default"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "publish"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	for _, obj := range []any{role, binding} {
+		b, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.k.run(t, b, "apply", "-f", "-")
+	}
+}
+
+// TestPublishWaitsForTheView starts a publication whose view maps the LAN's
+// IPv6 prefix to one learned from an etcd key that is not written yet: the
+// zone loads without that prefix's records, and publish writes nothing,
+// which would delete them at the provider, until the prefix is known; then
+// it publishes them translated. Not parallel: it reads the process's log.
+func TestPublishWaitsForTheView(t *testing.T) {
+	l := startPublishLab(t)
+	v6 := aaaa("v6."+exampleDomain, "fd00:0:0:1::51")
+	v6.TTL = 60
+	putRecords(t, l.etcd, publicA("pub."+exampleDomain, "198.51.100.7"), v6)
+	corefile := strings.Replace(publishCorefileFor(l, l.api.kubeconfig),
+		"        ttl 900\n", "        ttl 900\n        map fd00:0:0:1::/64 from etcd /uplink/prefix\n", 1)
+	if !strings.Contains(corefile, "map fd00") {
+		t.Fatalf("no map in the Corefile:\n%s", corefile)
+	}
+	logs := captureLog(t)
+	startCoreDNS(t, corefile)
+	const waiting = "waiting for the external view's global addresses and map prefixes before campaigning for Lease publish-test"
+	eventually(t, 30*time.Second, "a log line saying "+waiting, func() error {
+		if !strings.Contains(logs.String(), waiting) {
+			return io.EOF
+		}
+		return nil
+	})
+	if objs := l.objects(t); len(objs) > 0 {
+		t.Fatalf("published before the view knew its prefix:\n%s", strings.Join(endpointLines(objs), "\n"))
+	}
+	putKeys(t, l.etcd, map[string]string{"/uplink/prefix": "2001:db8:aa:1::/64"})
+	l.awaitPublished(t, []string{publicLine("pub."+exampleDomain, "198.51.100.7"), "v6." + exampleDomain + " AAAA 900 2001:db8:aa:1::51"})
 }

@@ -3,7 +3,9 @@ package test
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -130,9 +132,18 @@ func TestPublishExample(t *testing.T) {
 		"txt." + exampleDomain + ` TXT 120 "v=spf1 -all"`,
 		"www." + exampleDomain + " CNAME 300 app." + exampleDomain,
 	})
+	// A publication is no transfer: etcdzone's transfer metrics count the
+	// secondaries alone (EtcdzoneSecondariesBehind reads them).
+	metrics := scrape(t, "http://"+c.Addr("metrics")+"/metrics")
+	if v, ok := zoneMetric(metrics, "coredns_etcdzone_transferred_serial", c.Port("dns")); ok {
+		t.Errorf("coredns_etcdzone_transferred_serial is %v after a publication, with no secondary: want no sample", v)
+	}
+	if regexp.MustCompile(`(?m)^coredns_etcdzone_transfers_total\{server="[^"]*:` + strconv.Itoa(c.Port("dns")) + `"`).MatchString(metrics) {
+		t.Errorf("coredns_etcdzone_transfers_total counts a publication as a transfer")
+	}
 	objs := l.objects(t)
-	if len(objs) != 1 || objs[0].Metadata.Labels["globaladdr/zone"] != exampleDomain || objs[0].Metadata.Labels["globaladdr/block"] != "example.com-"+strings.TrimPrefix(c.Addr("dns")[strings.LastIndex(c.Addr("dns"), ":"):], ":") {
-		t.Fatalf("objects %+v: want one, labeled with the zone and the block", objs)
+	if len(objs) != 1 || objs[0].Metadata.Name != "globaladdr."+exampleDomain+".0" || objs[0].Metadata.Labels["globaladdr/zone"] != exampleDomain || objs[0].Metadata.Labels["globaladdr/set"] != exampleDomain {
+		t.Fatalf("objects %+v: want one, named and labeled for the zone", objs)
 	}
 	generation := objs[0].Metadata.Generation
 
@@ -165,4 +176,33 @@ func TestPublishExample(t *testing.T) {
 		"txt." + exampleDomain + ` TXT 120 "v=spf1 -all"`,
 		"www." + exampleDomain + " CNAME 300 app." + exampleDomain,
 	})
+}
+
+// TestPublishTwoBlocks publishes two zones from two server blocks on one
+// address, each with its Lease: each block says it writes, in a series of
+// its own (coredns_publish_leader's lease label), and each zone is
+// published in its own set.
+func TestPublishTwoBlocks(t *testing.T) {
+	t.Parallel()
+	l := startPublishLab(t)
+	putRecords(t, l.etcd, publicA("pub.example.com", "198.51.100.7"), publicA("pub.example.org", "198.51.100.9"))
+	com := fillPublishCorefile(l, "{port:dns}", "prometheus :{httpport:metrics}", l.api.kubeconfig)
+	org := strings.NewReplacer("example.com", "example.org", "publish-test", "publish-test-org").Replace(
+		fillPublishCorefile(l, "{port:dns}", "", l.api.kubeconfig))
+	c := startCoreDNS(t, com+org)
+	waitServing(t, c.Addr("dns"))
+	l.awaitPublished(t, []string{publicLine("pub.example.com", "198.51.100.7"), publicLine("pub.example.org", "198.51.100.9")})
+	eventually(t, 30*time.Second, "a leader series per block", func() error {
+		body := scrape(t, "http://"+c.Addr("metrics")+"/metrics")
+		for _, lease := range []string{"publish-test", "publish-test-org"} {
+			re := regexp.MustCompile(`(?m)^coredns_publish_leader\{lease="` + lease + `",server="dns://[^"]*:` + strconv.Itoa(c.Port("dns")) + `"\} 1$`)
+			if !re.MatchString(body) {
+				return fmt.Errorf("no coredns_publish_leader of Lease %s at 1", lease)
+			}
+		}
+		return nil
+	})
+	if got := objectNames(l.objects(t)); !slices.Equal(got, []string{"globaladdr.example.com.0", "globaladdr.example.org.0"}) {
+		t.Errorf("objects %v, want one set per zone", got)
+	}
 }

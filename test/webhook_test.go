@@ -2,8 +2,10 @@ package test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,4 +96,29 @@ func webhookCall(t *testing.T, method, url, body string) (*http.Response, string
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)
+}
+
+// TestWebhookExampleUnsetPort starts webhook.Corefile with WEBHOOK_PORT,
+// then HEALTH_PORT, unset, as CoreDNS expands them (to nothing): start-up
+// stops, naming the plugin, the file's line and the address without a port,
+// instead of listening on a port the system picks, where external-dns
+// never calls.
+func TestWebhookExampleUnsetPort(t *testing.T) {
+	etcd := startEtcd(t)
+	env, _ := exampleEnv(t, etcd)
+	example := readExample(t, "webhook.Corefile")
+	for _, unset := range []string{"WEBHOOK_PORT", "HEALTH_PORT"} {
+		t.Run(unset, func(t *testing.T) {
+			placeholder := "{$" + unset + "}"
+			lines := strings.Split(example, "\n")
+			line := slices.IndexFunc(lines, func(s string) bool { return strings.Contains(s, placeholder) }) + 1
+			corefile := expandExample(t, examplePorts.Replace(strings.ReplaceAll(example, placeholder, "")), env)
+			_, err := tryStartCoreDNS(t, corefile)
+			for _, want := range []string{"plugin/webhook", fmt.Sprintf("Corefile:%d", line), "has no port", unset} {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("start-up with %s unset: %v, want an error saying %q", unset, err, want)
+				}
+			}
+		})
+	}
 }

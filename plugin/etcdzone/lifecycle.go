@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/etcd"
 	"github.com/coredns/coredns/plugin/etcd/msg"
 	"github.com/coredns/coredns/plugin/transfer"
@@ -55,7 +56,8 @@ func (x *EtcdZone) start(cfg *dnsserver.Config) error {
 func (x *EtcdZone) findPlugins(cfg *dnsserver.Config) error {
 	var ok bool
 	if x.etcd, ok = cfg.Handler("etcd").(*etcd.Etcd); !ok {
-		return x.errorf(x.corefile.Where, "no etcd plugin in this server block")
+		return x.errorf(x.corefile.Where, "no etcd plugin in this server block: etcdzone serves the tree of the block's etcd plugin; "+
+			"add `etcd %s` (its zone and path where external-dns writes) after etcdzone", strings.Join(plugin.OriginsFromArgsOrServerBlock(x.corefile.Zones, strings.Fields(x.corefile.Block)), " "))
 	}
 	x.xfr, _ = cfg.Handler("transfer").(*transfer.Transfer)
 	x.view = horizon.Of(cfg.Handlers())
@@ -111,6 +113,7 @@ func (x *EtcdZone) newBlock() *hosted.Block {
 		Tree:        x.tree.tree,
 		TreeText:    x.tree.id.String(),
 		Etcd:        x.client,
+		Key:         x.corefile.Block,
 		NameServers: nameServers,
 		Served:      x.served,
 		Published:   make(chan struct{}, 1),

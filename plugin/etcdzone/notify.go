@@ -28,9 +28,9 @@ func (x *EtcdZone) announce(ctx context.Context, z *blockZone) {
 		default:
 		}
 		last = time.Now()
-		log.Infof("zone %s: serial %d; notifying the secondaries", z.Name(), z.Current().Serial.Value())
+		log.Infof("zone %s: serial %d; notifying the secondaries", z, z.Current().Serial.Value())
 		if err := x.xfr.Notify(z.Name()); err != nil {
-			log.Warningf("zone %s: %s", z.Name(), oneLine(err))
+			log.Warningf("zone %s: %s", z, oneLine(err))
 			z.metrics.inc(notifyErrors)
 		}
 	}

@@ -30,7 +30,7 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 	}
 	v := z.Current()
 	if v == nil {
-		log.Warningf("zone %s: transfer refused: %v", z.Name(), errNotLoaded)
+		log.Warningf("zone %s: transfer refused: %v", z, errNotLoaded)
 		z.metrics.inc(transferErrors)
 		return nil, errNotLoaded
 	}
@@ -62,9 +62,26 @@ func (x *EtcdZone) Transfer(name string, serial uint32) (<-chan []dns.RR, error)
 	return ch, nil
 }
 
+// Loaded returns what an AXFR of the zone name would carry now, SOA first
+// and last, and false when name is not one of x's zones or is not loaded
+// yet. Unlike Transfer it is no transfer: it moves neither
+// transferred_serial nor the transfer counts, so that a reader of the whole
+// zone (publish) hides no secondary's lag.
+func (x *EtcdZone) Loaded(name string) ([]dns.RR, bool) {
+	z := x.zoneOf(name)
+	if z == nil || z.Name() != dns.CanonicalName(name) {
+		return nil, false
+	}
+	v := z.Current()
+	if v == nil {
+		return nil, false
+	}
+	return z.Records(v), true
+}
+
 // Serial returns the serial of the zone name as Transfer would send it now,
 // and false when name is not one of x's zones or is not loaded yet: a reader
-// of the whole zone (publish) learns from it when to transfer it again.
+// of the whole zone (publish) learns from it when to read it again.
 func (x *EtcdZone) Serial(name string) (uint32, bool) {
 	z := x.zoneOf(name)
 	if z == nil || z.Name() != dns.CanonicalName(name) {

@@ -36,7 +36,7 @@ func (x *EtcdZone) takeUpdate(ctx context.Context, r *dns.Msg, z *blockZone) (rc
 	case len(x.corefile.Rules) == 0:
 		return dns.RcodeRefused, "disabled"
 	case !signed:
-		log.Debugf("zone %s: unsigned UPDATE refused", z.Name())
+		log.Debugf("zone %s: unsigned UPDATE refused", z)
 		return dns.RcodeRefused, "unsigned"
 	}
 	u, rcode := update.Parse(r, func(name string) string {
@@ -54,22 +54,22 @@ func (x *EtcdZone) takeUpdate(ctx context.Context, r *dns.Msg, z *blockZone) (rc
 	}
 	lease, denied, ok := u.Permitted(x.corefile.Rules, key)
 	if !ok {
-		log.Infof("zone %s: UPDATE of %s with key %s refused: no rule lets it", z.Name(), denied, key)
+		log.Infof("zone %s: UPDATE of %s with key %s refused: no rule lets it", z, denied, key)
 		return dns.RcodeRefused, "denied"
 	}
 	rcode, err := update.Apply(ctx, store{x, z}, u, lease)
 	switch {
 	case errors.Is(err, update.ErrChanged):
-		log.Warningf("zone %s: UPDATE with key %s gave up: %v", z.Name(), key, err)
+		log.Warningf("zone %s: UPDATE with key %s gave up: %v", z, key, err)
 		return rcode, "error"
 	case err != nil:
-		log.Warningf("zone %s: UPDATE with key %s failed: %v", z.Name(), key, err)
+		log.Warningf("zone %s: UPDATE with key %s failed: %v", z, key, err)
 		return rcode, "error"
 	case rcode != dns.RcodeSuccess:
 		return rcode, resultOf(rcode)
 	}
 	for _, c := range u.Changes() {
-		log.Infof("zone %s: UPDATE with key %s: %s", z.Name(), key, c)
+		log.Infof("zone %s: UPDATE with key %s: %s", z, key, c)
 	}
 	return dns.RcodeSuccess, "applied"
 }

@@ -62,6 +62,12 @@ func (g *GlobalAddr) Ready() bool {
 	return g.addrs.Load().Known() && (em == nil || em.marks.Loaded())
 }
 
+// Settled reports whether the view knows all it shows the zones at: it is
+// ready, and every map whose prefix a source learns has one (a map without
+// drops what it covers). publish writes nothing before: a view that does
+// not know a prefix yet would delete its records at the provider.
+func (g *GlobalAddr) Settled() bool { return g.Ready() && g.addrs.Load().MapsKnown() }
+
 // ServeDNS implements plugin.Handler. A question for a zone that a backend
 // answers as the view shows it (Serve) goes down the chain, and its reply
 // up, untouched (a query for a hidden name counts: the backend's zone

@@ -86,6 +86,10 @@ type directiveRead struct {
 	unmarked error // see GlobalAddr.unmarked
 }
 
+// properties are the properties directiveRead.property reads but the
+// sources', for a "did you mean".
+var properties = []string{"ttl", "internal", "map", "hide", "expose", "keep_registry"}
+
 // property reads one property of the directive's block, with its
 // arguments.
 func (d *directiveRead) property(c *caddy.Controller, property string, args []string) error {
@@ -118,7 +122,7 @@ func (d *directiveRead) property(c *caddy.Controller, property string, args []st
 	default:
 		switch {
 		case !source.IsProperty(property):
-			err = c.Errf("unknown property %q", property)
+			err = directive.Unknown(c, property, append(source.Properties(), properties...))
 		case (property == "from" || property == "uplink") && len(d.addrs) > 0:
 			err = c.Errf("%q can't be mixed with ADDRESS arguments", property)
 		default:

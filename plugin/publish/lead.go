@@ -37,7 +37,7 @@ const (
 // to lastRetry. A zone not loaded yet is not published: an empty zone
 // would delete every name of the objects.
 func (r *run) lead(ctx context.Context) {
-	r.set(leader, 1)
+	r.set(leader, 1, r.leaseName)
 	log.Infof("holding Lease %s: this replica writes", r.leaseName)
 	published := map[string]uint32{}
 	retry := map[string]time.Duration{}
@@ -74,19 +74,12 @@ func (r *run) lead(ctx context.Context) {
 	}
 }
 
-// publish makes the objects of zone hold the zone as etcdzone transfers it
-// now, and returns the serial it published.
+// publish makes the objects of zone hold the zone as etcdzone would
+// transfer it now, and returns the serial it published.
 func (r *run) publish(ctx context.Context, zone string) (uint32, error) {
-	ch, err := r.src.Transfer(zone, 0)
-	if err != nil {
-		return 0, fmt.Errorf("reading the zone: %w", err)
-	}
-	var rrs []dns.RR
-	for batch := range ch {
-		rrs = append(rrs, batch...)
-	}
-	if len(rrs) == 0 {
-		return 0, fmt.Errorf("reading the zone: nothing came")
+	rrs, ok := r.src.Loaded(zone)
+	if !ok || len(rrs) == 0 {
+		return 0, fmt.Errorf("reading the zone: it is not loaded")
 	}
 	soa, ok := rrs[0].(*dns.SOA)
 	if !ok {
@@ -95,14 +88,24 @@ func (r *run) publish(ctx context.Context, zone string) (uint32, error) {
 	eps, skipped := endpoints.FromZone(zone, rrs)
 	want := map[string][]wire.Endpoint{}
 	parts := endpoints.Split(eps, objectBudget)
+	name := setOf(zone, r.setName)
 	for i, part := range parts {
-		want[objectName(zone, r.port, i)] = part
+		want[objectName(name, i)] = part
 	}
-	selector := labelsOf(zone, r.block)
+	selector := labelsOf(name, zone)
 	all := maps.Clone(r.labels)
 	maps.Copy(all, selector)
 	set := objects.Set{Client: r.dyn, Namespace: r.namespace, Selector: selector, Labels: all}
 	w, err := set.Apply(ctx, want)
+	if err == nil {
+		// The objects of an older release, named for the block's port:
+		// at every publication, for one that still runs beside this one
+		// in a rollout writes them until it stops.
+		var retired int
+		oldSelector, old := oldSet(zone)
+		retired, err = set.Retire(ctx, oldSelector, old)
+		w.Deleted += retired
+	}
 	r.add(writes, float64(w.Created), zone, "create")
 	r.add(writes, float64(w.Updated), zone, "update")
 	r.add(writes, float64(w.Deleted), zone, "delete")

@@ -12,8 +12,8 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "leader",
-		Help:      "1 while this replica holds the Lease and writes the DNSEndpoint objects, else 0.",
-	}, []string{"server"})
+		Help:      "1 while this replica holds the Lease and writes the DNSEndpoint objects, else 0, by Lease: two blocks on one address have one each.",
+	}, []string{"server", "lease"})
 	objectCount = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,

@@ -1,6 +1,8 @@
 package publish
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -14,7 +16,10 @@ const (
 	managedByLabel = "app.kubernetes.io/managed-by"
 	managedBy      = "globaladdr"
 	zoneLabel      = "globaladdr/zone"
-	blockLabel     = "globaladdr/block"
+	setLabel       = "globaladdr/set"
+	// blockLabel is the label that named the block (and its port) before
+	// a set was named by its zone: objects with it are the old set's.
+	blockLabel = "globaladdr/block"
 )
 
 // notInName are the runs of characters a Kubernetes name or label value
@@ -42,24 +47,63 @@ func nameOf(s string, max int) string {
 	return s
 }
 
-// objectName returns the name of part i of the objects of zone, served on
-// port.
-func objectName(zone, port string, i int) string {
-	return fmt.Sprintf("globaladdr.%s.%s.%d", nameOf(zone, 200), port, i)
+// hashLen is how many hexadecimal digits of its SHA-256 tell a set apart
+// whose name nameOf had to change.
+const hashLen = 8
+
+// uniqueName returns nameOf(s, max), when that is s itself (lower case,
+// without the final dot), else nameOf(s, max-hashLen-1) followed by '-' and
+// the hash of s: two sets whose names nameOf would make one
+// (a_b.example.com and a-b.example.com) get names that differ.
+func uniqueName(s string, max int) string {
+	if name := nameOf(s, max); name == strings.TrimSuffix(s, ".") {
+		return name
+	}
+	sum := sha256.Sum256([]byte(s))
+	return nameOf(s, max-hashLen-1) + "-" + hex.EncodeToString(sum[:])[:hashLen]
 }
 
-// leaseName returns the default Lease's name of a block publishing zones
-// on port: named by the first zone.
-func leaseName(zones []string, port string) string {
-	return fmt.Sprintf("globaladdr.%s.%s", nameOf(zones[0], 200), port)
+// setOf returns what names the set of objects of zone: the zone, lower case
+// and fully qualified, or NAME/zone when the Corefile names the set. Neither
+// the port nor the block's keys are in it: every replica of a Corefile, on
+// any port or address, keeps the same set.
+func setOf(zone, name string) string {
+	zone = dns.CanonicalName(zone)
+	if name != "" {
+		return name + "/" + zone
+	}
+	return zone
 }
 
-// labelsOf returns the labels that select the objects of zone, published
-// by the block whose first key is block.
-func labelsOf(zone, block string) map[string]string {
+// objectName returns the name of part i of the objects of set.
+func objectName(set string, i int) string {
+	return fmt.Sprintf("globaladdr.%s.%d", uniqueName(set, 200), i)
+}
+
+// leaseName returns the default Lease's name of a block whose first set is
+// set.
+func leaseName(set string) string {
+	return "globaladdr." + uniqueName(set, 200)
+}
+
+// labelsOf returns the labels that select the objects of set, of zone.
+func labelsOf(set, zone string) map[string]string {
 	return map[string]string{
 		managedByLabel: managedBy,
 		zoneLabel:      nameOf(dns.CanonicalName(zone), 63),
-		blockLabel:     nameOf(block, 63),
+		setLabel:       uniqueName(set, 63),
+	}
+}
+
+// oldSet returns the selector of the objects of zone that were written
+// before sets had names of their own, and whether an object of that
+// selector is one of them: named globaladdr.ZONE.PORT.N, with the block's
+// label. Once the set is written, they are deleted.
+func oldSet(zone string) (map[string]string, func(name string, labels map[string]string) bool) {
+	selector := map[string]string{managedByLabel: managedBy, zoneLabel: nameOf(dns.CanonicalName(zone), 63)}
+	named := regexp.MustCompile(`^globaladdr\.` + regexp.QuoteMeta(nameOf(zone, 200)) + `\.[0-9]+\.[0-9]+$`)
+	return selector, func(name string, labels map[string]string) bool {
+		_, block := labels[blockLabel]
+		return block && named.MatchString(name)
 	}
 }

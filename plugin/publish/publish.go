@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/plugin"
-	"github.com/coredns/coredns/plugin/transfer"
 
 	"github.com/miekg/dns"
 )
@@ -35,13 +34,18 @@ type Publish struct {
 	leaseDuration time.Duration
 	// labels are the Corefile's labels of the objects.
 	labels map[string]string
+	// setName names the sets of objects beside their zones; "" for none
+	// (see setOf).
+	setName string
 	// where is the directive's file and line, for start-up errors.
 	where string
-	// block is the server block's first key, as the objects' label
-	// names it (see blockOf).
+	// block is the server block's first key, with its port (see
+	// blockOf): what tells its instances across reloads (carried.go).
 	block string
 
-	// ready is set once the API server has the CRD and grants the RBAC.
+	// ready is set once the API server has the CRD and grants the RBAC,
+	// or from the start when an earlier instance of the block was ready
+	// (carried.go).
 	ready atomic.Bool
 	// mu guards cancel and done, the running publication's.
 	mu     sync.Mutex
@@ -51,14 +55,27 @@ type Publish struct {
 
 // zoneSource is what publish reads a zone from: etcdzone.
 type zoneSource interface {
-	transfer.Transferer
-	// Serial returns the zone's serial as Transfer would send it, and
-	// false while it has none to send.
+	// ServedZones returns the zones etcdzone serves (horizon.Backend): a
+	// zone published must be one of them.
+	ServedZones() []string
+	// Loaded returns the zone as an AXFR would carry it, SOA first, and
+	// false while it is not loaded; it counts no transfer.
+	Loaded(zone string) ([]dns.RR, bool)
+	// Serial returns the zone's serial as Loaded would give it, and false
+	// while it has none.
 	Serial(zone string) (uint32, bool)
 	// Ready reports whether every zone is loaded. Its first true comes
 	// after etcdzone's start, which runs after publish's: only then may
-	// Serial and Transfer be asked.
+	// Serial and Loaded be asked.
 	Ready() bool
+}
+
+// viewSource is what tells publish that the external view knows what it
+// shows the zones at: globaladdr.
+type viewSource interface {
+	// Settled reports whether the view knows the global addresses and
+	// every map's prefix: until then, the zone lacks what they show.
+	Settled() bool
 }
 
 // Name implements plugin.Handler.
@@ -71,5 +88,5 @@ func (p *Publish) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 
 // Ready implements ready.Readiness: it is ready once the API server has
 // answered that the DNSEndpoint CRD is there and the RBAC granted, and
-// stays so.
+// stays so, across reloads too.
 func (p *Publish) Ready() bool { return p.ready.Load() }

@@ -33,17 +33,22 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
+	p.carryReady()
 	cfg := dnsserver.GetConfig(c)
 	c.OnStartup(func() error { return p.start(cfg) })
 	c.OnRestart(p.stop)
 	c.OnRestartFailed(func() error { return p.start(cfg) })
 	c.OnFinalShutdown(p.stop)
+	c.OnFinalShutdown(p.forgetReady)
 	cfg.AddPlugin(func(next plugin.Handler) plugin.Handler {
 		p.Next = next
 		return p
 	})
 	return nil
 }
+
+// properties are the properties parse reads, for a "did you mean".
+var properties = []string{"kubeconfig", "namespace", "lease", "set", "labels"}
 
 // parse reads
 //
@@ -52,6 +57,7 @@ func setup(c *caddy.Controller) error {
 //	    namespace [NAMESPACE]
 //	    lease NAME [DURATION]
 //	    labels KEY=VALUE...
+//	    set NAME
 //	}
 func parse(c *caddy.Controller) (*Publish, error) {
 	p := &Publish{leaseDuration: defaultLeaseDuration, labels: map[string]string{}}
@@ -99,6 +105,14 @@ func parse(c *caddy.Controller) (*Publish, error) {
 					}
 					p.leaseDuration = d
 				}
+			case "set":
+				if len(args) != 1 {
+					return nil, c.Errf("set takes one NAME")
+				}
+				if errs := validation.IsDNS1123Label(args[0]); len(errs) > 0 {
+					return nil, c.Errf("set %q: %s", args[0], strings.Join(errs, "; "))
+				}
+				p.setName = args[0]
 			case "labels":
 				if len(args) == 0 {
 					return nil, c.Errf("labels takes KEY=VALUE pairs")
@@ -109,7 +123,7 @@ func parse(c *caddy.Controller) (*Publish, error) {
 					}
 				}
 			default:
-				return nil, c.Errf("unknown property %q", property)
+				return nil, directive.Unknown(c, property, properties)
 			}
 		}
 	}
@@ -129,15 +143,15 @@ func (p *Publish) addLabel(a string) error {
 	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
-	if key == managedByLabel || key == zoneLabel || key == blockLabel {
+	if key == managedByLabel || key == zoneLabel || key == setLabel || key == blockLabel {
 		return fmt.Errorf("%s is set by %s itself", key, pluginName)
 	}
 	p.labels[key] = value
 	return nil
 }
 
-// blockOf returns the server block key as the objects' label names the
-// block: its zone without the final dot, and its port (example.com-53).
+// blockOf returns the server block key as a name: its zone without the
+// final dot, and its port (example.com-53).
 func blockOf(key string) string {
 	if _, rest, ok := strings.Cut(key, "://"); ok {
 		key = rest

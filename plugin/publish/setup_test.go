@@ -32,6 +32,7 @@ func TestSetup(t *testing.T) {
 		{"publish {\n lease globaladdr-external\n}", false, ""},
 		{"publish {\n lease globaladdr.external 30s\n}", false, ""},
 		{"publish {\n lease globaladdr 2s\n}", false, ""},
+		{"publish {\n set home\n}", false, ""},
 		{"publish {\n labels team=dns app.kubernetes.io/part-of=globaladdr empty=\n labels view=external\n}", false, ""},
 
 		{"publish\npublish", true, `publish is given twice in this server block`},
@@ -52,6 +53,10 @@ func TestSetup(t *testing.T) {
 		{"publish {\n labels app.kubernetes.io/managed-by=me\n}", true, `labels "app.kubernetes.io/managed-by=me": app.kubernetes.io/managed-by is set by publish itself`},
 		{"publish {\n labels globaladdr/zone=example.org\n}", true, `labels "globaladdr/zone=example.org": globaladdr/zone is set by publish itself`},
 		{"publish {\n labels globaladdr/block=other\n}", true, `labels "globaladdr/block=other": globaladdr/block is set by publish itself`},
+		{"publish {\n labels globaladdr/set=other\n}", true, `labels "globaladdr/set=other": globaladdr/set is set by publish itself`},
+		{"publish {\n set\n}", true, `set takes one NAME`},
+		{"publish {\n set a b\n}", true, `set takes one NAME`},
+		{"publish {\n set Home_Lab\n}", true, `set "Home_Lab": a lowercase RFC 1123 label`},
 		{"publish {\n namespaces dns\n}", true, `unknown property "namespaces"`},
 	}
 	setuptest.Run(t, pluginName, inBlockOf(setup), tests)

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/coredns/coredns/core/dnsserver"
@@ -32,7 +34,14 @@ func (p *Publish) start(cfg *dnsserver.Config) error {
 	if !ok {
 		return p.errorf("no etcdzone in this server block: publish publishes the zones etcdzone serves")
 	}
-	if cfg.Handler("globaladdr") == nil {
+	served := src.ServedZones()
+	for _, z := range p.zones {
+		if !slices.Contains(served, z) {
+			return p.errorf("zone %s: etcdzone serves %s, not it: publish publishes a zone etcdzone serves", z, strings.Join(served, ", "))
+		}
+	}
+	view, ok := cfg.Handler("globaladdr").(viewSource)
+	if !ok {
 		return p.errorf("no globaladdr in this server block: publish publishes an external view, and without globaladdr the zone holds the internal addresses")
 	}
 	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: p.kubeconfig}
@@ -62,18 +71,18 @@ func (p *Publish) start(cfg *dnsserver.Config) error {
 	}
 	lease := p.lease
 	if lease == "" {
-		lease = leaseName(p.zones, cfg.Port)
+		lease = leaseName(setOf(p.zones[0], p.setName))
 	}
 	r := &run{
 		Publish:   p,
 		src:       src,
+		view:      view,
 		kube:      kube,
 		dyn:       dyn,
 		host:      rc.Host,
 		namespace: namespace,
 		leaseName: lease,
 		identity:  identity(),
-		port:      cfg.Port,
 		servers:   serverlabel.Of(cfg),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -87,10 +96,6 @@ func (p *Publish) start(cfg *dnsserver.Config) error {
 	}()
 	return nil
 }
-
-// stopWait bounds how long a shutdown or reload waits for the publication
-// to end: an object write under way, and the Lease given up.
-const stopWait = 5 * time.Second
 
 // stop ends the publication, giving up the Lease if this replica holds it
 // so that another takes over at once. It deletes nothing: a name leaves the
@@ -106,8 +111,10 @@ func (p *Publish) stop() error {
 	cancel()
 	select {
 	case <-done:
-	case <-time.After(stopWait):
-		log.Warningf("the publication did not end within %s", stopWait)
+	case <-time.After(p.leaseDuration):
+		// An object write under way ends at once; giving the Lease up
+		// takes at most renewDeadline, two thirds of the Lease.
+		log.Warningf("the publication did not end within %s", p.leaseDuration)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 	"github.com/globaladdr/globaladdr/plugin/webhook/records"
@@ -28,15 +29,41 @@ func (w *Webhook) api() http.Handler {
 	return counted(mux)
 }
 
-// health returns the /healthz route: the webhook answers while its API
-// listens, whether etcd does or not (external-dns's next sync retries).
+// health returns the probes' routes: /healthz, liveness, answers while the
+// API listens, whether etcd does or not (a restart would not bring etcd
+// back); /readyz, readiness, answers 200 while etcd answers a read of the
+// tree and 503 with the reason while it does not (external-dns's changes
+// would get 503).
 func (w *Webhook) health() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, _ *http.Request) {
 		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		rw.Write([]byte("ok\n"))
 	})
+	mux.HandleFunc("GET /readyz", w.readyz)
 	return mux
+}
+
+// readyTimeout bounds /readyz's read of the tree: below the probes'
+// timeout (external-dns's chart: 5 s).
+const readyTimeout = 3 * time.Second
+
+// readyz answers whether etcd answers a read of the tree: one key of it,
+// read as every request reads (a linearizable read, which needs etcd's
+// quorum), with the permission the webhook's user has.
+func (w *Webhook) readyz(rw http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err := w.store.Reachable(ctx); err != nil {
+		if w.client != nil {
+			err = w.client.Explain(err)
+		}
+		rw.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(rw, "etcd at %s does not answer a read of %s: %v\n", w.conn.String(), w.store.Prefix, err)
+		return
+	}
+	rw.Write([]byte("ok\n"))
 }
 
 // negotiate answers GET /: the media type, and the domains the plugin

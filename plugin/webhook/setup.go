@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
@@ -51,6 +52,10 @@ func setup(c *caddy.Controller) error {
 	return nil
 }
 
+// properties are the properties parse reads but the etcd connection's,
+// for a "did you mean".
+var properties = []string{"path", "health", "max_txn_ops", "allow_remote"}
+
 // parse reads
 //
 //	webhook [ADDRESS] {
@@ -80,8 +85,8 @@ func parse(c *caddy.Controller) (*Webhook, error) {
 		default:
 			return nil, c.Errf("%s takes one ADDRESS, not %q", pluginName, strings.Join(args, " "))
 		}
-		if _, _, err := net.SplitHostPort(w.addr); err != nil {
-			return nil, c.Errf("ADDRESS %q is not host:port: %v", w.addr, err)
+		if err := hostPort(w.addr); err != nil {
+			return nil, c.Errf("ADDRESS %q %v", w.addr, err)
 		}
 		for c.NextBlock() {
 			property, args := c.Val(), c.RemainingArgs()
@@ -96,8 +101,8 @@ func parse(c *caddy.Controller) (*Webhook, error) {
 				if len(args) != 1 {
 					return nil, c.Errf("health needs one ADDRESS")
 				}
-				if _, _, err := net.SplitHostPort(args[0]); err != nil {
-					return nil, c.Errf("health ADDRESS %q is not host:port: %v", args[0], err)
+				if err := hostPort(args[0]); err != nil {
+					return nil, c.Errf("health ADDRESS %q %v", args[0], err)
 				}
 				w.healthAddr = args[0]
 			case "max_txn_ops":
@@ -113,6 +118,9 @@ func parse(c *caddy.Controller) (*Webhook, error) {
 				}
 				remote = true
 			default:
+				if !etcdclient.IsProperty(property) {
+					return nil, directive.Unknown(c, property, append(properties, etcdclient.Properties()...))
+				}
 				err = w.conn.Parse(c, property, args)
 			}
 			if err != nil {
@@ -127,6 +135,20 @@ func parse(c *caddy.Controller) (*Webhook, error) {
 		return nil, c.Errf("ADDRESS %s is not a loopback address: the webhook API has no authentication, and anyone who reaches it can rewrite every record of the zones; give allow_remote to listen there anyway", w.addr)
 	}
 	return w, nil
+}
+
+// hostPort returns nil when addr is host:port with a port: an unset
+// placeholder ({$WEBHOOK_PORT}, {$HEALTH_PORT}) leaves none, and a listener
+// on a port the system picks is one nobody calls.
+func hostPort(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	switch {
+	case err != nil:
+		return fmt.Errorf("is not host:port: %v", err)
+	case port == "":
+		return errors.New("has no port: is its placeholder (WEBHOOK_PORT, HEALTH_PORT in webhook.Corefile) unset?")
+	}
+	return nil
 }
 
 // loopback reports whether addr, host:port, listens on loopback alone

@@ -90,6 +90,10 @@ func TestAPI(t *testing.T) {
 	if code, _, body := call(t, "GET", health, "", "", ""); code != 200 {
 		t.Errorf("GET /healthz: %d %s", code, body)
 	}
+	readyz := strings.TrimSuffix(health, "/healthz") + "/readyz"
+	if code, _, body := call(t, "GET", readyz, "", "", ""); code != 200 || body != "ok\n" {
+		t.Errorf("GET /readyz: %d %s", code, body)
+	}
 
 	rev := revision(t, etcd.Client())
 	for _, bad := range []struct {
@@ -129,12 +133,31 @@ func TestAPI(t *testing.T) {
 	if code, _, body := call(t, "POST", base+"/records", media, "", create); code != 503 {
 		t.Errorf("POST /records with etcd down: %d %s", code, body)
 	}
+	// Readiness says so; liveness does not (a restart brings no etcd).
+	if code, _, body := call(t, "GET", readyz, "", "", ""); code != 503 || !strings.Contains(body, "does not answer a read of /skydns/") || !strings.Contains(body, etcd.Endpoint()) {
+		t.Errorf("GET /readyz with etcd down: %d %s, want 503 naming etcd and the tree", code, body)
+	}
+	if code, _, body := call(t, "GET", health, "", "", ""); code != 200 {
+		t.Errorf("GET /healthz with etcd down: %d %s, want 200", code, body)
+	}
 	warning := "not heard from for "
 	for deadline := time.Now().Add(2 * etcdclient.Unreachable); !strings.Contains(logs.String(), warning) && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond) // the client's liveness ticks every second
 	}
 	if line := logs.String(); !strings.Contains(line, warning) || !strings.Contains(line, cutOff) || strings.Contains(line, "answering from memory") {
 		t.Errorf("the warning of etcd cut off does not say what the webhook does:\n%s", line)
+	}
+	if err := etcd.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		code, _, body := call(t, "GET", readyz, "", "", "")
+		if code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET /readyz after etcd came back: %d %s", code, body)
+		}
 	}
 }
 
@@ -163,6 +186,8 @@ func TestParseErrors(t *testing.T) {
 		"webhook {\ncredentials u p\n}":    "in clear",
 		"webhook\nwebhook":                 "given twice",
 		"webhook {\nendpoint ftp://x:1\n}": "not an etcd endpoint",
+		"webhook 127.0.0.1:":               "has no port",
+		"webhook {\nhealth :\n}":           "has no port",
 	} {
 		c := caddy.NewTestController("dns", text)
 		if _, err := parse(c); err == nil || !strings.Contains(err.Error(), want) {

@@ -287,7 +287,7 @@ zone.glue, the NS answers carry none, and resolvers may not reach it.
 {{/*
 The Corefile of external-dns's webhook sidecar (webhook.Corefile's): the
 webhook provider's API on loopback, writing into the release's etcd and
-path, /healthz for the sidecar's probes. The block answers no DNS question.
+path, /healthz and /readyz for the sidecar's probes. The block answers no DNS question.
 */}}
 {{- define "globaladdr.webhookCorefile" -}}
 {{- $v := .Values -}}

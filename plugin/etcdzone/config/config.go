@@ -9,6 +9,7 @@ package config
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/coredns/caddy"
@@ -52,6 +53,9 @@ type Config struct {
 	Conn etcdclient.Config
 	// Where is the Corefile's file and line of the directive.
 	Where string
+	// Block is the server block's keys as the Corefile gives them, which
+	// the log names beside each zone: two blocks may serve one zone.
+	Block string
 }
 
 // Parse reads the etcdzone directive of one server block.
@@ -68,6 +72,7 @@ func Parse(c *caddy.Controller) (*Config, error) {
 			return nil, directive.Twice(c, c.Val())
 		}
 		x.Where = directive.Where(c)
+		x.Block = strings.Join(c.ServerBlockKeys, " ")
 		args, err := parseNames(c, c.RemainingArgs())
 		if err != nil {
 			return nil, err
@@ -81,6 +86,11 @@ func Parse(c *caddy.Controller) (*Config, error) {
 	}
 	return x, nil
 }
+
+// properties are those property reads itself, for a "did you mean"; the
+// DNSSEC's and the connection's are beside their parsers.
+var properties = []string{"ns", "mname", "rname", "ttl", "refresh", "retry", "expire", "minimum",
+	"delegate", "glue", "update", "update_allow", "update_lease", "fallthrough", "journal", "serial_key"}
 
 // property reads one property of the directive's block.
 func (x *Config) property(c *caddy.Controller, property string, args []string) error {
@@ -141,7 +151,7 @@ func (x *Config) property(c *caddy.Controller, property string, args []string) e
 	default:
 		var ok bool
 		if ok, err = x.DNSSEC.parse(c, property, args); !ok {
-			err = c.Errf("unknown property %q", property)
+			err = directive.Unknown(c, property, slices.Concat(properties, dnssecProperties, etcdclient.Properties()))
 		}
 	}
 	return err

@@ -34,6 +34,9 @@ type DS struct {
 	Where string
 }
 
+// dnssecProperties are those DNSSEC.parse reads.
+var dnssecProperties = []string{"dnssec", "dnssec_denial", "dnssec_validity", "dnssec_refresh", "dnssec_jitter", "ds"}
+
 // parse reads the properties of signing, and reports whether property is
 // one of them:
 //

@@ -73,7 +73,7 @@ func (z *Zone) commit(changed map[string]bool, s zone.Serial) {
 	z.meter.Records(next.Count())
 	if prev == nil {
 		z.meter.Loaded(true)
-		log.Infof("zone %s loaded: %s, serial %d", z.name, recordCount(next.Count()), next.Serial.Value())
+		log.Infof("zone %s loaded: %s, serial %d", z, recordCount(next.Count()), next.Serial.Value())
 		z.warnLoaded(next)
 		z.announceSoon()
 		wait.Signal(z.block.Published)
@@ -118,7 +118,7 @@ func (z *Zone) stamped(st *horizon.State, s zone.Serial) (next zone.Serial, vouc
 	defer cancel()
 	switch unchanged, err := z.block.Tree.Unchanged(ctx, z.apexKey, z.stampRev); {
 	case err != nil:
-		log.Debugf("zone %s: whether its keys changed up to revision %d: %v", z.name, z.stampRev, err)
+		log.Debugf("zone %s: whether its keys changed up to revision %d: %v", z, z.stampRev, err)
 		return s, false, true
 	case !unchanged:
 		return s, true, false
@@ -228,16 +228,16 @@ func (z *Zone) state() *horizon.State {
 func (z *Zone) warnLoaded(v *zone.Version) {
 	b := z.block
 	if z.idx.Len() == len(z.fixed) {
-		log.Warningf("zone %s loaded with no records: etcd (%s) holds no key at or below %s; check that the etcd plugin's zone and path are where external-dns writes (its --coredns-prefix), unless it has written nothing yet", z.name, b.Etcd, z.apexKey)
+		log.Warningf("zone %s has no record from etcd: etcd (%s) holds no key at or below %s; check that the etcd plugin's zone and path are where external-dns writes (its --coredns-prefix), unless it has written nothing yet", z, b.Etcd, z.apexKey)
 	}
 	for _, ns := range slices.Sorted(maps.Keys(b.NameServers)) {
 		if in, _, _ := b.Names.Deepest(ns); in != z.name || len(v.Addresses(ns)) > 0 {
 			continue
 		}
 		if b.NameServers[ns] {
-			log.Warningf("zone %s shows no address of its name server %s: the view leaves out every address of its glue (it has no global address of their family); give glue an address the view can show", z.name, ns)
+			log.Warningf("zone %s shows no address of its name server %s: the view leaves out every address of its glue (it has no global address of their family); give glue an address the view can show", z, ns)
 			continue
 		}
-		log.Warningf("zone %s holds no address of its name server %s, which lies inside it: NS answers and referrals carry none, and resolvers may not reach it; add its addresses to etcdzone (glue %s ADDRESS...) or write its A or AAAA record to etcd", z.name, ns, ns)
+		log.Warningf("zone %s holds no address of its name server %s, which lies inside it: NS answers and referrals carry none, and resolvers may not reach it; add its addresses to etcdzone (glue %s ADDRESS...) or write its A or AAAA record to etcd", z, ns, ns)
 	}
 }

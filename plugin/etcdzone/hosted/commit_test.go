@@ -71,7 +71,7 @@ func TestWarnLoaded(t *testing.T) {
 		return out
 	}}
 	const (
-		empty   = "zone example.com. loaded with no records: etcd (<nil>) holds no key at or below /skydns/com/example; check that the etcd plugin's zone and path are where external-dns writes"
+		empty   = "zone example.com. has no record from etcd: etcd (<nil>) holds no key at or below /skydns/com/example; check that the etcd plugin's zone and path are where external-dns writes"
 		noAddr  = "zone example.com. holds no address of its name server ns1.example.com., which lies inside it: NS answers and referrals carry none, and resolvers may not reach it; add its addresses to etcdzone (glue ns1.example.com. ADDRESS...) or write its A or AAAA record to etcd"
 		dropped = "zone example.com. shows no address of its name server ns1.example.com.: the view leaves out every address of its glue"
 	)

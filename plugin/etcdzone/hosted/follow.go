@@ -28,7 +28,7 @@ func (f follower) Accept(key string, src *zone.Source, err error) bool {
 		err = errOutside
 	}
 	if err != nil {
-		log.Warningf("zone %s: %s: %v; skipped", f.z.name, key, err)
+		log.Warningf("zone %s: %s: %v; skipped", f.z, key, err)
 		f.z.meter.Skipped()
 		return false
 	}

@@ -36,8 +36,10 @@ type Block struct {
 	// zones' stamps (its path and the TTLs of leases).
 	Tree     *etcdtree.Tree
 	TreeText string
-	// Etcd names etcd's connection in the log.
+	// Etcd names etcd's connection in the log; Key the server block (its
+	// keys), beside each zone.
 	Etcd fmt.Stringer
+	Key  string
 	// Stamps keeps the zones' stamps; nil when the block transfers
 	// nothing.
 	Stamps *stamp.Keeper
@@ -141,6 +143,15 @@ func New(b *Block, config *zone.Zone, apexKey, server string, journal *zone.Jour
 		journal:     journal,
 		serialMoved: make(chan struct{}, 1),
 	}
+}
+
+// String returns the zone's name and its server block's keys, as the log
+// names the zone: two blocks (two views) may serve one zone.
+func (z *Zone) String() string {
+	if z.block.Key == "" {
+		return z.name
+	}
+	return z.name + " (block " + z.block.Key + ")"
 }
 
 // Name returns the zone's name, lower case and fully qualified.

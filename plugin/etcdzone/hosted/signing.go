@@ -160,7 +160,7 @@ func (z *Zone) publish(prev, next *zone.Version, d zone.Delta) zone.Delta {
 	}
 	diff, err := g.s.Apply(changes, time.Now())
 	if err != nil {
-		log.Warningf("zone %s: signing: %v", z.name, err)
+		log.Warningf("zone %s: signing: %v", z, err)
 	}
 	next.Signed(g.s.Count())
 	z.current.Store(next)
@@ -191,7 +191,7 @@ func (z *Zone) refresh() {
 	now := time.Now()
 	keys, names, err := readKeys(g.paths, z.name)
 	if err != nil {
-		log.Warningf("zone %s: reading the keys: %v; signing with those read before", z.name, err)
+		log.Warningf("zone %s: reading the keys: %v; signing with those read before", z, err)
 		names = g.keys
 	}
 	newKeys := names != g.keys && names != g.refused
@@ -214,10 +214,10 @@ func (z *Zone) refresh() {
 	var diff signer.Diff
 	if newKeys {
 		if diff, err = g.s.SetKeys(keys, now); err != nil {
-			log.Warningf("zone %s: new keys %s: %v; signing with those read before", z.name, names, err)
+			log.Warningf("zone %s: new keys %s: %v; signing with those read before", z, names, err)
 			g.refused = names
 		} else {
-			log.Infof("zone %s: keys %s", z.name, names)
+			log.Infof("zone %s: keys %s", z, names)
 			g.keys = names
 		}
 	}
@@ -230,7 +230,7 @@ func (z *Zone) refresh() {
 	next, d := zone.Build(z.config, z.idx, prev, map[string]bool{}, prev.State, s)
 	soa, err := g.s.Apply(next.Changes(d), now)
 	if err != nil {
-		log.Warningf("zone %s: signing: %v", z.name, err)
+		log.Warningf("zone %s: signing: %v", z, err)
 	}
 	diff.Removed, diff.Added = append(diff.Removed, soa.Removed...), append(diff.Added, soa.Added...)
 	next.Signed(g.s.Count())
@@ -280,7 +280,7 @@ func (z *Zone) signedAnswer(ctx context.Context, state request.Request) *dns.Msg
 		}
 		g.mu.RUnlock()
 	}
-	log.Debugf("zone %s: %s %s: the zone changed under %d lookups in a row", z.name, state.Name(), state.Type(), signedTries)
+	log.Debugf("zone %s: %s %s: the zone changed under %d lookups in a row", z, state.Name(), state.Type(), signedTries)
 	return serverFailure(state)
 }
 

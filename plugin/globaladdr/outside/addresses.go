@@ -125,6 +125,12 @@ func (p *Policy) Retarget(g *Globals) (*Globals, bool) {
 // them, or the Corefile.
 func (g *Globals) Known() bool { return g.known }
 
+// MapsKnown reports whether every map of g has a target: a map whose
+// source has given no prefix yet drops what it covers.
+func (g *Globals) MapsKnown() bool {
+	return !slices.ContainsFunc(g.to, func(to netip.Prefix) bool { return !to.IsValid() })
+}
+
 // Addrs returns the global addresses of g, of each family.
 func (g *Globals) Addrs() (v4, v6 []net.IP) { return g.v4, g.v6 }
 

@@ -3,6 +3,7 @@ package source
 import (
 	"cmp"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,14 +61,16 @@ func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) er
 	return cfg.configure(c, property).cfg.Parse(c, property, args)
 }
 
+// properties are the properties Parse reads itself.
+var properties = []string{"from", "uplink", "failover", "failback", "every", "https_ca"}
+
 // IsProperty reports whether property is one Parse reads.
 func IsProperty(property string) bool {
-	switch property {
-	case "from", "uplink", "failover", "failback", "every", "https_ca":
-		return true
-	}
-	return etcdclient.IsProperty(property)
+	return slices.Contains(properties, property) || etcdclient.IsProperty(property)
 }
+
+// Properties returns the properties Parse reads, for a "did you mean".
+func Properties() []string { return append(slices.Clone(properties), etcdclient.Properties()...) }
 
 // parseUplink reads "uplink NAME PROPERTY ARGS...": from SOURCE ARGS and
 // static ADDRESS... give the uplink its addresses, the others are its own

@@ -52,8 +52,10 @@ type Client struct {
 	// first login or without credentials.
 	mu    sync.Mutex
 	token atomic.Pointer[string]
-	// heard is the time (Unix nanoseconds) etcd last answered.
-	heard atomic.Int64
+	// heard is the time (Unix nanoseconds) etcd last answered, or the
+	// client started; everAnswered whether it has answered at all.
+	heard        atomic.Int64
+	everAnswered atomic.Bool
 
 	stop func()
 }
@@ -118,7 +120,10 @@ func (c *Client) Silence() time.Duration {
 }
 
 // hear notes that etcd answered.
-func (c *Client) hear() { c.heard.Store(time.Now().UnixNano()) }
+func (c *Client) hear() {
+	c.heard.Store(time.Now().UnixNano())
+	c.everAnswered.Store(true)
+}
 
 // login logs in with the credentials, unless the token is no longer stale
 // (another request logged in meanwhile); stale is the token etcd refused,

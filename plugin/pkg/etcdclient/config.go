@@ -41,6 +41,9 @@ type Config struct {
 	Plaintext bool
 	// given is the first property given, for errors; "" for none.
 	given string
+	// where is the file and line of the endpoint property, for log
+	// lines; "" when the Corefile gives none.
+	where string
 	// tlsFiles are the files tls names, for ID.
 	tlsFiles []string
 }
@@ -50,6 +53,18 @@ type Config struct {
 // credentials). It holds the password: never log it.
 func (cfg *Config) ID() string {
 	return fmt.Sprintf("%q %q %q %q %v", cfg.endpoints(), cfg.tlsFiles, cfg.Username, cfg.Password, cfg.Plaintext)
+}
+
+// place returns " (FILE:LINE, endpoint)" for the Corefile's endpoint
+// line, " (the default endpoint)" when the Corefile gives none.
+func (cfg *Config) place() string {
+	switch {
+	case cfg.where != "":
+		return " (" + cfg.where + ", endpoint)"
+	case len(cfg.Endpoints) == 0:
+		return " (the default endpoint)"
+	}
+	return ""
 }
 
 // String names the connection in log lines: its endpoints (never the
@@ -62,6 +77,9 @@ var properties = []string{"endpoint", "tls", "credentials", "plaintext_credentia
 // IsProperty reports whether property is one of the connection's, which
 // Parse reads.
 func IsProperty(property string) bool { return slices.Contains(properties, property) }
+
+// Properties returns the connection's properties, for a "did you mean".
+func Properties() []string { return slices.Clone(properties) }
 
 // Given reports whether the Corefile gave any of the connection's
 // properties.
@@ -89,6 +107,7 @@ func (cfg *Config) Parse(c *caddy.Controller, property string, args []string) er
 	switch property {
 	case "endpoint":
 		cfg.Endpoints, err = parseEndpoints(c, args)
+		cfg.where = directive.Where(c)
 	case "tls":
 		err = cfg.parseTLS(c, args)
 	case "credentials":

@@ -21,8 +21,9 @@ const (
 
 // watchLiveness asks etcd when the client has not heard from it for
 // pingAfter, and logs a warning, with what the plugin does meanwhile
-// (CutOff) and the cause, when it has not heard for Unreachable, and a
-// line when it hears again, until ctx ends.
+// (CutOff) and the cause, when it has not heard for Unreachable (or that
+// etcd never answered, and the Corefile's endpoint line), and a line when it
+// hears again, until ctx ends.
 func (c *Client) watchLiveness(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -55,6 +56,11 @@ func (c *Client) watchLiveness(ctx context.Context) {
 			why := "no answer"
 			if err := cause.Load(); err != nil {
 				why = (*err).Error()
+			}
+			if !c.everAnswered.Load() {
+				// Nothing was read: the plugin has no memory to answer from.
+				c.log.Warningf("etcd at %s%s: no answer in the %s since the start, nothing was ever read from it: is the endpoint right? %s", c, c.cfg.place(), silence.Round(time.Second), why)
+				break
 			}
 			c.log.Warningf("etcd at %s: not heard from for %s, %s: %s", c, silence.Round(time.Second), c.cutOff, why)
 		case silence < Unreachable && warned:

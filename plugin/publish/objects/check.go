@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -16,6 +17,10 @@ import (
 // ErrNoCRD is Check's error when the API server has no DNSEndpoint
 // resource.
 var ErrNoCRD = errors.New("the DNSEndpoint CRD (dnsendpoints.externaldns.k8s.io, v1alpha1) is not installed: apply external-dns's CRD")
+
+// ErrNoNamespace is what Check's error wraps when its namespace does not
+// exist.
+var ErrNoNamespace = errors.New("the namespace does not exist")
 
 // ErrRBAC is what Check's error wraps when the API server does not grant
 // one of needs.
@@ -35,9 +40,10 @@ var needs = []need{
 }
 
 // Check returns nil when the API server of client has the DNSEndpoint
-// resource and grants every verb of needs in namespace; else what is wrong,
-// in words: the server unreachable, ErrNoCRD, or an error wrapping ErrRBAC
-// that names what is not granted.
+// resource, grants every verb of needs in namespace, and namespace exists;
+// else what is wrong, in words: the server unreachable, ErrNoCRD, an error
+// wrapping ErrRBAC that names what is not granted, or one wrapping
+// ErrNoNamespace.
 func Check(ctx context.Context, client kubernetes.Interface, namespace string) error {
 	list, err := client.Discovery().ServerResourcesForGroupVersion(Resource.GroupVersion().String())
 	switch {
@@ -70,6 +76,23 @@ func Check(ctx context.Context, client kubernetes.Interface, namespace string) e
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: this account may not %s in namespace %s", ErrRBAC, strings.Join(missing, "; "), namespace)
+	}
+	return namespaceExists(ctx, client, namespace)
+}
+
+// namespaceExists returns nil when namespace exists. An access review
+// grants verbs in a namespace that does not exist, and a list there finds
+// nothing: only a write says so. It writes nothing: the Lease it creates is
+// a dry run, which the API server checks and admits (its namespace
+// included) but does not store; Check has made sure it may create one.
+func namespaceExists(ctx context.Context, client kubernetes.Interface, namespace string) error {
+	probe := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{GenerateName: "globaladdr-check-"}}
+	_, err := client.CoordinationV1().Leases(namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%w: create namespace %s, or name another with publish's namespace", ErrNoNamespace, namespace)
+	case err != nil:
+		return fmt.Errorf("creating a Lease in namespace %s (a dry run): %w", namespace, err)
 	}
 	return nil
 }

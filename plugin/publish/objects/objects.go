@@ -82,6 +82,9 @@ func (s *Set) Apply(ctx context.Context, want map[string][]wire.Endpoint) (Write
 			}
 			if creating {
 				_, err = client.Create(ctx, obj, metav1.CreateOptions{})
+				if apierrors.IsAlreadyExists(err) {
+					err = s.adopt(ctx, obj)
+				}
 			} else {
 				obj.SetResourceVersion(old.GetResourceVersion())
 				_, err = client.Update(ctx, obj, metav1.UpdateOptions{})
@@ -110,6 +113,46 @@ func (s *Set) Apply(ctx context.Context, want map[string][]wire.Endpoint) (Write
 		w.Deleted++
 	}
 	return w, nil
+}
+
+// adopt makes obj, whose name an object without the set's labels holds
+// (written by hand, or by a publication that selected its objects
+// otherwise), what it should be: it takes the object over.
+func (s *Set) adopt(ctx context.Context, obj *unstructured.Unstructured) error {
+	client := s.Client.Resource(Resource).Namespace(s.Namespace)
+	old, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	obj.SetResourceVersion(old.GetResourceVersion())
+	_, err = client.Update(ctx, obj, metav1.UpdateOptions{})
+	return err
+}
+
+// Retire deletes the objects of the set's namespace that carry selector
+// and that old says are of a set this one replaced, and returns how many it
+// deleted. Called once the set is written, it moves every name from the old
+// objects to the new ones without a moment in none.
+func (s *Set) Retire(ctx context.Context, selector map[string]string, old func(name string, labels map[string]string) bool) (int, error) {
+	client := s.Client.Resource(Resource).Namespace(s.Namespace)
+	list, err := client.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String()})
+	if err != nil {
+		return 0, fmt.Errorf("listing the DNSEndpoint objects in namespace %s: %w", s.Namespace, err)
+	}
+	deleted := 0
+	for _, obj := range list.Items {
+		if !old(obj.GetName(), obj.GetLabels()) {
+			continue
+		}
+		err := client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: new(obj.GetResourceVersion())}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return deleted, fmt.Errorf("deleting DNSEndpoint %s/%s: %w", s.Namespace, obj.GetName(), err)
+		}
+		if err == nil {
+			deleted++
+		}
+	}
+	return deleted, nil
 }
 
 // object returns the object name should be, holding eps.

@@ -94,6 +94,13 @@ func (s *Store) Records(ctx context.Context) ([]*wire.Endpoint, error) {
 	return eps, nil
 }
 
+// Reachable returns nil when etcd answers a read of the tree: one key
+// below Prefix, no value, read as Records reads (linearizable).
+func (s *Store) Reachable(ctx context.Context) error {
+	_, err := s.KV.Get(ctx, s.Prefix, clientv3.WithPrefix(), clientv3.WithLimit(1), clientv3.WithKeysOnly())
+	return err
+}
+
 // read returns the slots of the store's zones, in key order, and the etcd
 // revision they were read at.
 func (s *Store) read(ctx context.Context) (int64, []*slot, error) {
