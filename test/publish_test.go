@@ -206,3 +206,23 @@ func TestPublishTwoBlocks(t *testing.T) {
 		t.Errorf("objects %v, want one set per zone", got)
 	}
 }
+
+// TestPublishOneWriterPerSet starts two blocks of one Corefile that publish
+// one zone into one namespace: start-up stops at the second, naming the
+// first, since the two would take turns writing the set with their views.
+// With a set of its own, the second starts.
+func TestPublishOneWriterPerSet(t *testing.T) {
+	t.Parallel()
+	l := startPublishLab(t)
+	first := fillPublishCorefile(l, "{port:dns}", "", l.api.kubeconfig)
+	second := strings.Replace(fillPublishCorefile(l, "{port:other}", "", l.api.kubeconfig), "lease publish-test 3s", "lease publish-other 3s", 1)
+	line := strings.Count(first[:strings.Index(first, "    publish {")], "\n") + 1
+	_, err := tryStartCoreDNS(t, first+second)
+	want := fmt.Sprintf("plugin/publish: Corefile:%d: zone example.com.: the publish at Corefile:%d writes its set into the same namespace",
+		strings.Count(first, "\n")+line, line)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("start-up: %v, want an error saying %q", err, want)
+	}
+	c := startCoreDNS(t, first+strings.Replace(second, "    publish {", "    publish {\n        set other", 1))
+	waitServing(t, c.Addr("dns"))
+}

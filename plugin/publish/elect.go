@@ -13,8 +13,11 @@ import (
 // campaign takes part in one election, until this replica has held the
 // Lease and lost it, or ctx ends. While it holds the Lease, lead writes;
 // lead has ended before the Lease is given up at ctx's end and before
-// campaign returns, so a write of this replica never lands after another
-// took over, and two leads of one replica never run at once.
+// campaign returns, so a shutdown or reload hands the Lease over with no
+// write of this replica under way, and two leads of one replica never run
+// at once. When renewal fails, client-go ends lead only once it has tried
+// to give the Lease up (up to renewDeadline more): a write may then still
+// land after the Lease expired (README, Bugs).
 func (r *run) campaign(ctx context.Context) {
 	var l leading
 	// The election ends only once lead has: client-go gives up the Lease

@@ -100,11 +100,15 @@ func (r *run) publish(ctx context.Context, zone string) (uint32, error) {
 	if err == nil {
 		// The objects of an older release, named for the block's port:
 		// at every publication, for one that still runs beside this one
-		// in a rollout writes them until it stops.
-		var retired int
+		// in a rollout writes them until it stops. Its writes may make a
+		// delete conflict: that is tried again at the next publication,
+		// and fails none, since the set itself is written.
 		oldSelector, old := oldSet(zone)
-		retired, err = set.Retire(ctx, oldSelector, old)
+		retired, rerr := set.Retire(ctx, oldSelector, old)
 		w.Deleted += retired
+		if rerr != nil && ctx.Err() == nil {
+			log.Warningf("zone %s: deleting the objects of an older release: %v; trying again at the next publication", zone, rerr)
+		}
 	}
 	r.add(writes, float64(w.Created), zone, "create")
 	r.add(writes, float64(w.Updated), zone, "update")

@@ -33,6 +33,10 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
+	if zone, where := p.claim(c); zone != "" {
+		return p.errorf("zone %s: the publish at %s writes its set into the same namespace, "+
+			"and the two blocks would take turns writing it, each with its own view; give one of them set NAME, or another namespace", zone, where)
+	}
 	p.carryReady()
 	cfg := dnsserver.GetConfig(c)
 	c.OnStartup(func() error { return p.start(cfg) })

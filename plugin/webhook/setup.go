@@ -138,8 +138,9 @@ func parse(c *caddy.Controller) (*Webhook, error) {
 }
 
 // hostPort returns nil when addr is host:port with a port: an unset
-// placeholder ({$WEBHOOK_PORT}, {$HEALTH_PORT}) leaves none, and a listener
-// on a port the system picks is one nobody calls.
+// placeholder ({$WEBHOOK_PORT}, {$HEALTH_PORT}) leaves none, where the
+// listener would take a port the system picks, which nobody calls. Port 0,
+// given so, is kept: the tests listen on it.
 func hostPort(addr string) error {
 	_, port, err := net.SplitHostPort(addr)
 	switch {
