@@ -119,7 +119,7 @@ func parse(c *caddy.Controller) (*Webhook, error) {
 				remote = true
 			default:
 				if !etcdclient.IsProperty(property) {
-					return nil, directive.Unknown(c, property, append(properties, etcdclient.Properties()...))
+					return nil, directive.Unknown(c, property, append(etcdclient.Properties(), properties...))
 				}
 				err = w.conn.Parse(c, property, args)
 			}
