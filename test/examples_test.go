@@ -116,6 +116,9 @@ func TestCorefileExamples(t *testing.T) {
 				{"external", net.JoinHostPort("::1", port), checkExternal},
 			}
 		}},
+		{"tunnel.Corefile", func(c *coreDNS) []view {
+			return []view{{"external", c.Addr("dns"), checkTunnelExample}}
+		}},
 		{"dnssec.Corefile", func(c *coreDNS) []view {
 			return []view{{"external", c.Addr("dns"), signed}}
 		}},
@@ -194,6 +197,7 @@ func exampleEnv(t *testing.T, etcd *etcdtest.Server) (map[string]string, *dns.DN
 		"TSIG_KEY":      nameserver.TestKey.Name,
 		"TSIG_SECRET":   nameserver.TestKey.Secret,
 		"HIDE":          exampleHide,
+		"TUNNEL_TARGET": tunnelTarget,
 	}), key
 }
 
@@ -281,6 +285,19 @@ func checkExternalView(t *testing.T, addr, domain, global string) {
 	checkCase(t, addr, test.Case{Qname: "www.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeRefused})
 	checkUnknownTSIGKey(t, netip.Addr{}, addr)
 	checkCookies(t, netip.Addr{}, addr)
+}
+
+// checkTunnelExample checks tunnel.Corefile's external view at addr: app.DOMAIN
+// is a CNAME to the tunnel, over UDP and TCP, and names outside the domain
+// are refused.
+func checkTunnelExample(t *testing.T, addr string) {
+	checkCase(t, addr, test.Case{
+		Qname: "app." + exampleDomain + ".", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.CNAME("app." + exampleDomain + ". 900 IN CNAME " + tunnelTarget + ".")},
+	})
+	if r := query(t, "udp", addr, "www.example.org.", dns.TypeA); r.Rcode != dns.RcodeRefused {
+		t.Errorf("a name outside the domain: want REFUSED, got\n%v", r)
+	}
 }
 
 // checkSigned checks that the A records of name at addr come with an RRSIG

@@ -50,6 +50,9 @@ type GlobalAddr struct {
 	// Corefile gives it, when no backend of the block marks its names;
 	// nil without expose marked.
 	unmarked error
+	// tunnel is the tunnel property's host name (token) and where the
+	// Corefile gives it, for start's checks; zero without one.
+	tunnel placed
 }
 
 // Name implements plugin.Handler.

@@ -26,6 +26,9 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	if g.unmarked != nil && !marksNames(cfg) {
 		return plugin.Error(pluginName, g.unmarked)
 	}
+	if err := g.checkTunnel(cfg); err != nil {
+		return plugin.Error(pluginName, err)
+	}
 	servers := serverlabel.Of(cfg)
 	setAddressCount(servers, g.addrs.Load())
 	if em := followMarks(cfg, servers); em != nil {
@@ -77,9 +80,10 @@ func (g *GlobalAddr) use(addrs *outside.Globals, rev int64) {
 	if !addrs.Known() {
 		return
 	}
-	g.state.Store(&horizon.State{Revision: rev, Rules: g.policy.Rules(addrs), Exposes: g.policy.Exposes, Show: func(rrs []dns.RR) []dns.RR {
-		return g.policy.Show(rrs, addrs)
-	}})
+	g.state.Store(&horizon.State{Revision: rev, Rules: g.policy.Rules(addrs), Exposes: g.policy.Exposes,
+		Show:     func(rrs []dns.RR) []dns.RR { return g.policy.ShowOwner(rrs, addrs, false) },
+		ShowApex: func(rrs []dns.RR) []dns.RR { return g.policy.ShowOwner(rrs, addrs, true) },
+	})
 }
 
 // stop is globaladdr's OnShutdown, also run for the old instance when the

@@ -37,8 +37,9 @@ func setup(c *caddy.Controller) error {
 	return nil
 }
 
-// placed is a parsed address or prefix with where the Corefile wrote it, for
-// the checks that need the whole block.
+// placed is a parsed address or prefix (or the tunnel's host name, token
+// alone) with where the Corefile wrote it, for the checks that need the
+// whole block.
 type placed struct {
 	prefix netip.Prefix
 	token  string
@@ -83,12 +84,13 @@ type directiveRead struct {
 	addrs    []placed // global addresses
 	targets  []placed // map destinations
 	sources  source.Config
-	unmarked error // see GlobalAddr.unmarked
+	unmarked error  // see GlobalAddr.unmarked
+	tunnel   placed // see GlobalAddr.tunnel
 }
 
 // properties are the properties directiveRead.property reads but the
 // sources', for a "did you mean".
-var properties = []string{"ttl", "internal", "map", "hide", "expose", "keep_registry"}
+var properties = []string{"ttl", "internal", "map", "hide", "expose", "keep_registry", "tunnel"}
 
 // property reads one property of the directive's block, with its
 // arguments.
@@ -114,6 +116,13 @@ func (d *directiveRead) property(c *caddy.Controller, property string, args []st
 			d.unmarked = c.Errf("expose marked: no backend of this server block marks its names (etcdzone, the etcd plugin): " +
 				"every name would be NXDOMAIN; put the view in front of etcdzone or the etcd plugin, or expose unmarked")
 		}
+	case "tunnel":
+		if d.tunnel.token != "" {
+			return c.Errf("tunnel given twice: the view has one tunnel")
+		}
+		if d.tunnel, err = parseTunnel(c, args); err == nil {
+			d.opts.Tunnel = d.tunnel.token
+		}
 	case "keep_registry":
 		if len(args) > 0 {
 			err = argErr(c, "keep_registry takes no argument")
@@ -134,8 +143,8 @@ func (d *directiveRead) property(c *caddy.Controller, property string, args []st
 
 // handler makes the handler of what was read, after checking it as a whole.
 func (d *directiveRead) handler(c *caddy.Controller) (*GlobalAddr, error) {
-	if len(d.addrs) == 0 && d.sources.Empty() && len(d.opts.Maps) == 0 {
-		return nil, c.Errf("no global address given: give ADDRESS arguments, a from source or a map")
+	if len(d.addrs) == 0 && d.sources.Empty() && len(d.opts.Maps) == 0 && d.opts.Tunnel == "" {
+		return nil, c.Errf("no global address given: give ADDRESS arguments, a from source, a map or a tunnel")
 	}
 	p := outside.New(d.opts)
 	set, err := d.sources.New(p.IsInternal)
@@ -147,7 +156,7 @@ func (d *directiveRead) handler(c *caddy.Controller) (*GlobalAddr, error) {
 			return nil, a.errorf("global address is itself internal")
 		}
 	}
-	g := &GlobalAddr{policy: p, sources: set, unmarked: d.unmarked}
+	g := &GlobalAddr{policy: p, sources: set, unmarked: d.unmarked, tunnel: d.tunnel}
 	if d.sources.Empty() {
 		g.use(p.Globals(unique(d.addrs)), 0)
 	} else {

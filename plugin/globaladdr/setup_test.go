@@ -31,7 +31,7 @@ func TestSetup(t *testing.T) {
 		{"globaladdr {\n map 192.168.0.0/24 198.51.100.0/24\n map fd00::/64 2001:db8:1::/64\n ttl 900\n}", false, ""},
 		{"globaladdr 2001:db8::10 {\n map 192.168.0.0/24 198.51.100.0/24\n}", false, ""},
 
-		{`globaladdr`, true, `no global address given: give ADDRESS arguments, a from source or a map`},
+		{`globaladdr`, true, `no global address given: give ADDRESS arguments, a from source, a map or a tunnel`},
 		{"globaladdr {\n}", true, "Testfile:2 - Error during parsing: no global address given"},
 		{"globaladdr {\n credentials root secret\n}", true, "Testfile:3 - Error during parsing: no global address given"},
 		{"globaladdr 203.0.113.10 {\n from file /run/wan\n}", true, `Testfile:2 - Error during parsing: "from" can't be mixed with ADDRESS arguments`},
@@ -68,6 +68,13 @@ func TestSetup(t *testing.T) {
 		{"globaladdr 203.0.113.10 {\n hide bad..name\n}", true, `"bad..name" is not a domain name`},
 		{"globaladdr 203.0.113.10 {\n keep_registry yes\n}", true, `keep_registry takes no argument, after "yes"`},
 		{"globaladdr 203.0.113.10 {\n rewrite everything\n}", true, `unknown property "rewrite"`},
+		{"globaladdr {\n tunnel abc.cfargotunnel.com\n}", false, ""},
+		{"globaladdr 203.0.113.10 {\n tunnel relay.example.net.\n}", false, ""},
+		{"globaladdr {\n tunnel\n}", true, `tunnel needs one HOST`},
+		{"globaladdr {\n tunnel 198.51.100.7\n}", true, `tunnel "198.51.100.7" is an address`},
+		{"globaladdr {\n tunnel *.example.net\n}", true, `tunnel "*.example.net" is not a host name`},
+		{"globaladdr {\n tunnel localhost\n}", true, `tunnel "localhost" is not a host name`},
+		{"globaladdr {\n tunnel a.example.net\n tunnel b.example.net\n}", true, `tunnel given twice`},
 	}
 	setuptest.Run(t, "globaladdr", setup, tests)
 }

@@ -88,3 +88,8 @@ func (g *GlobalAddr) servedZone(name string) string {
 	}
 	return ""
 }
+
+// Tunnel returns the host name, fully qualified, that the view's names with
+// an internal address stand for as CNAMEs (the tunnel property); "" for
+// none: for publish, which gives their endpoints the provider's properties.
+func (g *GlobalAddr) Tunnel() string { return g.policy.Tunnel() }

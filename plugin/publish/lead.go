@@ -86,6 +86,7 @@ func (r *run) publish(ctx context.Context, zone string) (uint32, error) {
 		return 0, fmt.Errorf("reading the zone: it does not begin with its SOA")
 	}
 	eps, skipped := endpoints.FromZone(zone, rrs)
+	endpoints.AddProperties(eps, r.properties, r.view.Tunnel())
 	want := map[string][]wire.Endpoint{}
 	parts := endpoints.Split(eps, objectBudget)
 	name := setOf(zone, r.setName)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/coredns/coredns/plugin"
 
+	"github.com/globaladdr/globaladdr/plugin/publish/endpoints"
+
 	"github.com/miekg/dns"
 )
 
@@ -37,6 +39,9 @@ type Publish struct {
 	// setName names the sets of objects beside their zones; "" for none
 	// (see setOf).
 	setName string
+	// properties are the Corefile's providerSpecific properties of the
+	// endpoints.
+	properties []endpoints.Property
 	// where is the directive's file and line, for start-up errors.
 	where string
 	// block is the server block's first key, with its port (see
@@ -76,6 +81,9 @@ type viewSource interface {
 	// Settled reports whether the view knows the global addresses and
 	// every map's prefix: until then, the zone lacks what they show.
 	Settled() bool
+	// Tunnel returns the host name, fully qualified, that the view's names
+	// with an internal address stand for as CNAMEs; "" for none.
+	Tunnel() string
 }
 
 // Name implements plugin.Handler.

@@ -12,6 +12,7 @@ import (
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 
 	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
+	"github.com/globaladdr/globaladdr/plugin/publish/endpoints"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -52,7 +53,7 @@ func setup(c *caddy.Controller) error {
 }
 
 // properties are the properties parse reads, for a "did you mean".
-var properties = []string{"kubeconfig", "namespace", "lease", "set", "labels"}
+var properties = []string{"kubeconfig", "namespace", "lease", "set", "labels", "property"}
 
 // parse reads
 //
@@ -62,6 +63,7 @@ var properties = []string{"kubeconfig", "namespace", "lease", "set", "labels"}
 //	    lease NAME [DURATION]
 //	    labels KEY=VALUE...
 //	    set NAME
+//	    property NAME VALUE [tunnelled]
 //	}
 func parse(c *caddy.Controller) (*Publish, error) {
 	p := &Publish{leaseDuration: defaultLeaseDuration, labels: map[string]string{}}
@@ -126,12 +128,27 @@ func parse(c *caddy.Controller) (*Publish, error) {
 						return nil, c.Errf("labels %q: %v", a, err)
 					}
 				}
+			case "property":
+				pr, err := parseProperty(c, args)
+				if err != nil {
+					return nil, err
+				}
+				p.properties = append(p.properties, pr)
 			default:
 				return nil, directive.Unknown(c, property, properties)
 			}
 		}
 	}
 	return p, nil
+}
+
+// parseProperty reads "property NAME VALUE [tunnelled]": a providerSpecific
+// property of the endpoints, every one or the CNAMEs to the view's tunnel.
+func parseProperty(c *caddy.Controller, args []string) (endpoints.Property, error) {
+	if len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "tunnelled") {
+		return endpoints.Property{}, c.Errf("property takes a NAME, a VALUE and, for the tunnel's CNAMEs alone, tunnelled, not %q", strings.Join(args, " "))
+	}
+	return endpoints.Property{Name: args[0], Value: args[1], Tunnelled: len(args) == 3}, nil
 }
 
 // addLabel adds the label KEY=VALUE a to those of the objects; the labels

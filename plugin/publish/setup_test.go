@@ -56,6 +56,9 @@ func TestSetup(t *testing.T) {
 		{"publish {\n labels globaladdr/set=other\n}", true, `labels "globaladdr/set=other": globaladdr/set is set by publish itself`},
 		{"publish {\n set\n}", true, `set takes one NAME`},
 		{"publish {\n set a b\n}", true, `set takes one NAME`},
+		{"publish {\n property cloudflare/proxied true tunnelled\n property cloudflare/record-comment globaladdr\n}", false, ""},
+		{"publish {\n property cloudflare/proxied\n}", true, `property takes a NAME, a VALUE and, for the tunnel's CNAMEs alone, tunnelled, not "cloudflare/proxied"`},
+		{"publish {\n property cloudflare/proxied true cnames\n}", true, `property takes a NAME, a VALUE`},
 		{"publish {\n set Home_Lab\n}", true, `set "Home_Lab": a lowercase RFC 1123 label`},
 		{"publish {\n namespaces dns\n}", true, `unknown property "namespaces"`},
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 
 	"github.com/globaladdr/globaladdr/plugin/pkg/serverlabel"
+	"github.com/globaladdr/globaladdr/plugin/publish/endpoints"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -43,6 +44,9 @@ func (p *Publish) start(cfg *dnsserver.Config) error {
 	view, ok := cfg.Handler("globaladdr").(viewSource)
 	if !ok {
 		return p.errorf("no globaladdr in this server block: publish publishes an external view, and without globaladdr the zone holds the internal addresses")
+	}
+	if view.Tunnel() == "" && slices.ContainsFunc(p.properties, func(pr endpoints.Property) bool { return pr.Tunnelled }) {
+		return p.errorf("property ... tunnelled: globaladdr has no tunnel, so no endpoint is tunnelled; give globaladdr a tunnel, or the property for every endpoint")
 	}
 	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: p.kubeconfig}
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: p.context})

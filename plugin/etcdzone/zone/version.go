@@ -137,7 +137,7 @@ func (z *Zone) nodes(idx *Index, owners []string, st *horizon.State) (out []*nod
 		if st != nil && len(rrs) > 0 {
 			var shown []dns.RR
 			if st.Shows(owner, idx.mark(owner)) {
-				shown = st.Show(rrs)
+				shown = st.ShowOwner(rrs, owner == z.Name)
 			}
 			if !sameSlice(shown, rrs) {
 				judged, rrs = rrs, shown

@@ -33,6 +33,9 @@ type Policy struct {
 	keepRegistry bool
 	// onlyMarked shows only the names marked exposed (expose marked).
 	onlyMarked bool
+	// tunnel is the host name, a lower-case FQDN, that the names with an
+	// internal address stand for as CNAMEs; "" for none (tunnel.go).
+	tunnel string
 }
 
 // Options are the properties a policy is made of, as the Corefile gives
@@ -53,6 +56,10 @@ type Options struct {
 	KeepRegistry bool
 	// OnlyMarked shows only the names marked exposed (expose marked).
 	OnlyMarked bool
+	// Tunnel is the host name, a lower-case FQDN outside the view's zones,
+	// of a tunnel or relay: a name whose addresses the view would rewrite
+	// stands for it as a CNAME (ShowOwner); "" for none.
+	Tunnel string
 }
 
 // Map is one map property: the addresses in From become To, or the prefix
@@ -77,7 +84,7 @@ var defaultInternal = []string{
 
 // New returns the policy of o.
 func New(o Options) *Policy {
-	p := &Policy{internal: o.Internal, ttl: o.TTL, hide: o.Hide, keepRegistry: o.KeepRegistry, onlyMarked: o.OnlyMarked}
+	p := &Policy{internal: o.Internal, ttl: o.TTL, hide: o.Hide, keepRegistry: o.KeepRegistry, onlyMarked: o.OnlyMarked, tunnel: o.Tunnel}
 	if p.internal == nil {
 		for _, s := range defaultInternal {
 			p.internal = append(p.internal, netip.MustParsePrefix(s))
@@ -339,6 +346,9 @@ func (p *Policy) Rules(addrs *Globals) string {
 	}
 	if p.onlyMarked {
 		b.WriteString("expose marked\n")
+	}
+	if p.tunnel != "" {
+		fmt.Fprintf(&b, "tunnel %s\n", p.tunnel)
 	}
 	global := append(slices.Clone(addrs.v4), addrs.v6...)
 	slices.SortFunc(global, func(a, b net.IP) int { return bytes.Compare(a, b) })

@@ -54,6 +54,9 @@ type State struct {
 	// which the caller may keep and reorder (rrs is never modified). Its
 	// RRsets are whole: each has one TTL, and no record twice.
 	Show func(rrs []dns.RR) []dns.RR
+	// ShowApex is Show for the records of a zone's apex, which a view may
+	// have to show otherwise (a CNAME can't stand there); nil: Show.
+	ShowApex func(rrs []dns.RR) []dns.RR
 	// Revision is the etcd revision at which the state's global
 	// addresses were written, 0 when they do not come from etcd: a part
 	// of a zone's serial.
@@ -67,6 +70,16 @@ type State struct {
 	// name, whose records are marked m (see Mark), at all; Show then
 	// decides record by record. Nil: Shows's default.
 	Exposes func(name string, m Mark) bool
+}
+
+// ShowOwner returns what s shows of rrs, the records of one owner name,
+// which is a zone's apex when apex is set: by ShowApex there, when s has
+// one, else by Show.
+func (s *State) ShowOwner(rrs []dns.RR, apex bool) []dns.RR {
+	if apex && s.ShowApex != nil {
+		return s.ShowApex(rrs)
+	}
+	return s.Show(rrs)
 }
 
 // Shows reports whether the view shows the records of name, marked m, at

@@ -1,0 +1,103 @@
+package outside
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/coredns/coredns/plugin/test"
+
+	"github.com/miekg/dns"
+)
+
+// TestShowOwnerTunnel shows one owner's records through a view with a
+// tunnel and no global address: a name with an internal address is the
+// CNAME alone, with the lowest TTL of its internal addresses (or the view's
+// TTL); a name with public records only, a hidden name, the apex and a
+// delegation are not CNAMEs, and show no internal address.
+func TestShowOwnerTunnel(t *testing.T) {
+	const tunnel = "abc.cfargotunnel.com."
+	tests := []struct {
+		name string
+		ttl  int64
+		apex bool
+		in   []string
+		want []string
+	}{
+		{"internal", -1, false,
+			[]string{"app.example.com. 300 IN A 192.168.0.51", "app.example.com. 60 IN AAAA fd00::51"},
+			[]string{"app.example.com. 60 IN CNAME " + tunnel}},
+		{"the view's ttl", 900, false,
+			[]string{"app.example.com. 300 IN A 192.168.0.51"},
+			[]string{"app.example.com. 900 IN CNAME " + tunnel}},
+		{"other data goes with the addresses", -1, false,
+			[]string{"app.example.com. 300 IN A 192.168.0.51", "app.example.com. 300 IN A 198.51.100.7", `app.example.com. 300 IN TXT "v=spf1 -all"`},
+			[]string{"app.example.com. 300 IN CNAME " + tunnel}},
+		{"wildcard", -1, false,
+			[]string{"*.example.com. 300 IN A 192.168.0.51"},
+			[]string{"*.example.com. 300 IN CNAME " + tunnel}},
+		{"public only", -1, false,
+			[]string{"www.example.com. 300 IN A 198.51.100.7", `www.example.com. 300 IN TXT "hello"`},
+			[]string{"www.example.com. 300 IN A 198.51.100.7", `www.example.com. 300 IN TXT "hello"`}},
+		{"hidden", -1, false,
+			[]string{"db.lan.example.com. 300 IN A 192.168.0.9"},
+			nil},
+		{"apex", -1, true,
+			[]string{"example.com. 300 IN A 192.168.0.51", "example.com. 300 IN MX 10 mail.example.net."},
+			[]string{"example.com. 300 IN MX 10 mail.example.net."}},
+		{"delegation", -1, false,
+			[]string{"sub.example.com. 300 IN NS ns.sub.example.com.", "sub.example.com. 300 IN A 192.168.0.53"},
+			[]string{"sub.example.com. 300 IN NS ns.sub.example.com."}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := New(Options{TTL: tc.ttl, Tunnel: tunnel, Hide: []string{"lan.example.com."}})
+			var in []dns.RR
+			for _, s := range tc.in {
+				in = append(in, rr(t, s))
+			}
+			got := p.ShowOwner(in, p.Globals(nil), tc.apex)
+			var texts []string
+			for _, rr := range got {
+				texts = append(texts, rr.String())
+			}
+			var want []string
+			for _, s := range tc.want {
+				want = append(want, rr(t, s).String())
+			}
+			if strings.Join(texts, "\n") != strings.Join(want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(texts, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// TestShowOwnerWithoutTunnel holds ShowOwner to Show without a tunnel, the
+// apex included.
+func TestShowOwnerWithoutTunnel(t *testing.T) {
+	p, g := v4only()
+	in := []dns.RR{test.A("example.com. 30 IN A 192.168.0.51")}
+	for _, apex := range []bool{false, true} {
+		if got := p.ShowOwner(in, g, apex); len(got) != 1 || got[0].(*dns.A).A.String() != "203.0.113.10" {
+			t.Errorf("apex %v: got %v", apex, got)
+		}
+	}
+}
+
+// TestRulesNameTheTunnel checks that a tunnel is in the view's rules, so that
+// a zone's stamp, and its serial, move when it changes.
+func TestRulesNameTheTunnel(t *testing.T) {
+	p := New(Options{TTL: -1, Tunnel: "relay.example.net."})
+	if r := p.Rules(p.Globals(nil)); !strings.Contains(r, "tunnel relay.example.net.\n") {
+		t.Errorf("rules:\n%s", r)
+	}
+}
+
+// rr parses s, a record in zone-file form.
+func rr(t *testing.T, s string) dns.RR {
+	t.Helper()
+	r, err := dns.NewRR(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
