@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -135,7 +136,7 @@ func (s *Server) start() error {
 	if s.etcd != nil {
 		return nil
 	}
-	e, err := embed.StartEtcd(s.config())
+	e, err := s.listen()
 	if err != nil {
 		return fmt.Errorf("start etcd: %w", err)
 	}
@@ -154,6 +155,21 @@ func (s *Server) start() error {
 	}
 	s.etcd = e
 	return nil
+}
+
+// listen starts the server. While stopped, its ports were free for anyone:
+// an outgoing connection of another test may hold one for a moment (the
+// kernel hands out the same range to both), so a restart that finds its port
+// in use tries again until startTimeout.
+func (s *Server) listen() (*embed.Etcd, error) {
+	deadline := time.Now().Add(startTimeout)
+	for {
+		e, err := embed.StartEtcd(s.config())
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || s.clientURL.Port() == "0" || time.Now().After(deadline) {
+			return e, err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // config returns the configuration of a quiet single-member server on s's
