@@ -26,6 +26,7 @@ const (
 // DNSSEC stands (empty, or "dnssec KEYFILE"). ETCD stands for etcd's
 // endpoint, KEY and SECRET for the TSIG key.
 const tunnelCorefile = `example.com:{port:primary} {
+	prometheus 127.0.0.1:{httpport:metrics}
 	tsig {
 		secret KEY SECRET
 		require AXFR IXFR
@@ -36,7 +37,7 @@ const tunnelCorefile = `example.com:{port:primary} {
 		hide secret.example.com
 	}
 	etcdzone {
-		ns ns1.example.net ns2.example.net
+		ns ns1.example.com ns2.example.net
 		refresh 86400
 		retry 86400
 		DNSSEC
@@ -65,6 +66,9 @@ func startTunnel(t *testing.T, to, dnssec string) (*coreDNS, *etcdtest.Server) {
 		a("x.apps.example.com", "192.168.0.52"),
 		a("*.wild.example.com", "192.168.0.55"),
 		a("secret.example.com", "192.168.0.99"),
+		a("ns1.example.com", "192.168.0.53", "198.51.100.53"),
+		cname("old.example.com", "www.example.com"),
+		a("old.example.com", "192.168.0.56"),
 	)
 	c := startCoreDNS(t, strings.NewReplacer(
 		"ETCD", etcd.Endpoint(),
@@ -80,7 +84,9 @@ func startTunnel(t *testing.T, to, dnssec string) (*coreDNS, *etcdtest.Server) {
 // through a relay: over UDP and TCP, a name with an internal address answers
 // the CNAME to the relay alone (its TXT records gone with its addresses, a
 // wildcard's expansion too), a name with public addresses only answers them,
-// the apex shows no internal address, a hidden name does not exist. BIND,
+// the apex and a name server's name (which can't be aliases) show no
+// internal address, nor does a name with a CNAME of its own, which keeps it;
+// a hidden name does not exist; the CNAMEs count as tunnelled. BIND,
 // its secondary, agrees on every question of the zone after the AXFR, and
 // after the IXFR a new name brings; Unbound, asking the view and the relay's
 // own zone, follows the CNAME to the relay's address.
@@ -89,6 +95,7 @@ func TestTunnel(t *testing.T) {
 	primary, etcd := startTunnel(t, bindAddr, "")
 	addr := primary.Addr("primary")
 	waitServing(t, addr)
+	before := scrape(t, "http://"+primary.Addr("metrics")+"/metrics")
 	cnameTo := func(name string) dns.RR {
 		return test.CNAME(name + " 900 IN CNAME " + tunnelTarget + ".")
 	}
@@ -99,8 +106,21 @@ func TestTunnel(t *testing.T) {
 		{Qname: "x.apps.example.com.", Qtype: dns.TypeA, Answer: []dns.RR{cnameTo("x.apps.example.com.")}},
 		{Qname: "any.wild.example.com.", Qtype: dns.TypeA, Answer: []dns.RR{cnameTo("any.wild.example.com.")}},
 		{Qname: "www.example.com.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("www.example.com. 303 IN A 198.51.100.80")}},
+		{Qname: "ns1.example.com.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("ns1.example.com. 303 IN A 198.51.100.53")}},
+		{Qname: "old.example.com.", Qtype: dns.TypeA, Answer: []dns.RR{
+			test.CNAME("old.example.com. 303 IN CNAME www.example.com."), test.A("www.example.com. 303 IN A 198.51.100.80")}},
 	} {
 		checkCase(t, addr, tc)
+	}
+	after := scrape(t, "http://"+primary.Addr("metrics")+"/metrics")
+	// Per network: app's A and AAAA, x.apps's A, and the internal A records
+	// left out at ns1 and behind old's CNAME (a wildcard's expansion is not
+	// judged: the name asked holds no records).
+	if got := counted(before, after, "coredns_globaladdr_tunnelled_total", primary.Port("primary"), ""); got != 2*5 {
+		t.Errorf("coredns_globaladdr_tunnelled_total counted %v, want 10", got)
+	}
+	if got := counted(before, after, "coredns_globaladdr_dropped_total", primary.Port("primary"), "A"); got != 0 {
+		t.Errorf("coredns_globaladdr_dropped_total{type=A} counted %v, want 0: a tunnelled record is not dropped", got)
 	}
 	for _, network := range networks {
 		if r := query(t, network, addr, "example.com.", dns.TypeA); r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
@@ -112,7 +132,7 @@ func TestTunnel(t *testing.T) {
 	}
 
 	primaryOf := nameserver.Primary{Zone: "example.com.", Addr: addr, Key: nameserver.TestKey}
-	names := []string{"example.com.", "app.example.com.", "www.example.com.", "info.example.com.", "x.apps.example.com.", "any.wild.example.com.", "secret.example.com.", "nothing.example.com."}
+	names := []string{"example.com.", "ns1.example.com.", "old.example.com.", "app.example.com.", "www.example.com.", "info.example.com.", "x.apps.example.com.", "any.wild.example.com.", "secret.example.com.", "nothing.example.com."}
 	oracle.Check(t, bindAddr, primaryOf, names)
 	putRecords(t, etcd, a("new.example.com", "192.168.0.60"))
 	eventually(t, 10*time.Second, "BIND's IXFR of a new name", func() error {

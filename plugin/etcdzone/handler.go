@@ -98,7 +98,7 @@ func (x *EtcdZone) withoutHiddenSOA(m *dns.Msg) {
 	if x.view == nil || len(m.Answer) > 0 || len(m.Ns) != 1 || m.Ns[0].Header().Rrtype != dns.TypeSOA {
 		return
 	}
-	if st := x.view.Current(); st != nil && len(st.Show(m.Ns)) == 0 {
+	if st := x.view.Current(); st != nil && len(st.ShowOwner(m.Ns, false)) == 0 { // the SOA is an apex's
 		m.Ns = nil
 	}
 }

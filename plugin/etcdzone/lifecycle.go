@@ -260,7 +260,7 @@ func (x *EtcdZone) newZones(server string, servers []string) ([]*blockZone, erro
 			return nil, x.errorf(x.corefile.Where, "zone %s is not one of the etcd plugin's zones %v", name, x.etcd.Zones)
 		}
 		metrics := series{servers: servers, zone: name}
-		config := &zone.Zone{Name: name, Apex: &x.corefile.Apex, Upstream: chaser{x}}
+		config := &zone.Zone{Name: name, Apex: &x.corefile.Apex, Hosts: x.corefile.NameServers(), Upstream: chaser{x}}
 		journal := zone.NewJournal(x.corefile.JournalRecords, x.corefile.JournalBytes)
 		z := &blockZone{Zone: hosted.New(x.block, config, msg.Path(name, x.etcd.PathPrefix), server, journal, metrics), metrics: metrics}
 		zones = append(zones, z)

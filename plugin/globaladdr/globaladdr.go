@@ -50,9 +50,8 @@ type GlobalAddr struct {
 	// Corefile gives it, when no backend of the block marks its names;
 	// nil without expose marked.
 	unmarked error
-	// tunnel is the tunnel property's host name (token) and where the
-	// Corefile gives it, for start's checks; zero without one.
-	tunnel placed
+	// tunnel is the tunnel property, for start's checks; zero without one.
+	tunnel tunnel
 }
 
 // Name implements plugin.Handler.

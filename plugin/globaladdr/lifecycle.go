@@ -81,8 +81,9 @@ func (g *GlobalAddr) use(addrs *outside.Globals, rev int64) {
 		return
 	}
 	g.state.Store(&horizon.State{Revision: rev, Rules: g.policy.Rules(addrs), Exposes: g.policy.Exposes,
-		Show:     func(rrs []dns.RR) []dns.RR { return g.policy.ShowOwner(rrs, addrs, false) },
-		ShowApex: func(rrs []dns.RR) []dns.RR { return g.policy.ShowOwner(rrs, addrs, true) },
+		Show:        func(rrs []dns.RR) []dns.RR { return g.policy.ShowOwner(rrs, addrs, true) },
+		ShowNoAlias: func(rrs []dns.RR) []dns.RR { return g.policy.ShowOwner(rrs, addrs, false) },
+		Tunnel:      g.policy.Tunnel(),
 	})
 }
 

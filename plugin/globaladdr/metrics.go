@@ -36,6 +36,13 @@ var (
 		Help:      "Counter of queries for hidden names and of records removed (or, below etcdzone, left out of its zone's answer) because they name a hidden name; behind the etcd plugin, also of the queries and records its marks withhold.",
 	}, []string{"server"})
 
+	tunnelledCount = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "tunnelled_total",
+		Help:      "Counter of the internal A and AAAA records of etcdzone's answers that a CNAME to the tunnel stood for (at a name that can't be an alias, or has a CNAME of its own, they were left out).",
+	}, []string{"server"})
+
 	marksErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
@@ -56,7 +63,7 @@ var (
 type serverCounters struct {
 	rewrittenA, rewrittenAAAA         prometheus.Counter
 	droppedA, droppedAAAA, droppedTXT prometheus.Counter
-	hidden                            prometheus.Counter
+	hidden, tunnelled                 prometheus.Counter
 }
 
 // counters caches a *serverCounters per server label. Servers are few and
@@ -75,6 +82,7 @@ func countersOf(server string) *serverCounters {
 		droppedAAAA:   droppedCount.WithLabelValues(server, "AAAA"),
 		droppedTXT:    droppedCount.WithLabelValues(server, "TXT"),
 		hidden:        hiddenCount.WithLabelValues(server),
+		tunnelled:     tunnelledCount.WithLabelValues(server),
 	})
 	return c.(*serverCounters)
 }
@@ -92,6 +100,7 @@ func report(ctx context.Context, t *outside.Tally) {
 	add(c.droppedAAAA, t.DroppedAAAA)
 	add(c.droppedTXT, t.DroppedTXT)
 	add(c.hidden, t.Hidden)
+	add(c.tunnelled, t.Tunnelled)
 	for _, r := range t.Rare {
 		vec := droppedCount
 		if r.Rewritten {

@@ -37,9 +37,8 @@ func setup(c *caddy.Controller) error {
 	return nil
 }
 
-// placed is a parsed address or prefix (or the tunnel's host name, token
-// alone) with where the Corefile wrote it, for the checks that need the
-// whole block.
+// placed is a parsed address or prefix with where the Corefile wrote it,
+// for the checks that need the whole block.
 type placed struct {
 	prefix netip.Prefix
 	token  string
@@ -47,7 +46,13 @@ type placed struct {
 }
 
 func (p placed) errorf(format string, args ...any) error {
-	return fmt.Errorf("%s - Error during parsing: %q: %s", p.where, p.token, fmt.Sprintf(format, args...))
+	return errorAt(p.where, p.token, format, args...)
+}
+
+// errorAt returns the error of a check that needs the whole block, about
+// token, which the Corefile wrote at where, as caddy's parse errors read.
+func errorAt(where, token, format string, args ...any) error {
+	return fmt.Errorf("%s - Error during parsing: %q: %s", where, token, fmt.Sprintf(format, args...))
 }
 
 func place(c *caddy.Controller, token string, prefix netip.Prefix) placed {
@@ -85,7 +90,7 @@ type directiveRead struct {
 	targets  []placed // map destinations
 	sources  source.Config
 	unmarked error  // see GlobalAddr.unmarked
-	tunnel   placed // see GlobalAddr.tunnel
+	tunnel   tunnel // see GlobalAddr.tunnel
 }
 
 // properties are the properties directiveRead.property reads but the
@@ -117,11 +122,11 @@ func (d *directiveRead) property(c *caddy.Controller, property string, args []st
 				"every name would be NXDOMAIN; put the view in front of etcdzone or the etcd plugin, or expose unmarked")
 		}
 	case "tunnel":
-		if d.tunnel.token != "" {
+		if d.tunnel.host != "" {
 			return c.Errf("tunnel given twice: the view has one tunnel")
 		}
 		if d.tunnel, err = parseTunnel(c, args); err == nil {
-			d.opts.Tunnel = d.tunnel.token
+			d.opts.Tunnel = d.tunnel.host
 		}
 	case "keep_registry":
 		if len(args) > 0 {

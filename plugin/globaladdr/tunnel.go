@@ -15,21 +15,31 @@ import (
 	"github.com/miekg/dns"
 )
 
-// parseTunnel reads "tunnel HOST": the host name, of a tunnel (a Cloudflare
+// tunnel is the tunnel property: the host name, of a tunnel (a Cloudflare
 // Tunnel's UUID.cfargotunnel.com) or of a relay, that every name the view
-// would show with a rewritten address stands for as a CNAME.
-func parseTunnel(c *caddy.Controller, args []string) (placed, error) {
+// would show with a rewritten address stands for as a CNAME, lower case and
+// fully qualified, and where the Corefile gives it.
+type tunnel struct {
+	host, where string
+}
+
+func (t tunnel) errorf(format string, args ...any) error {
+	return errorAt(t.where, t.host, format, args...)
+}
+
+// parseTunnel reads "tunnel HOST".
+func parseTunnel(c *caddy.Controller, args []string) (tunnel, error) {
 	if len(args) != 1 {
-		return placed{}, argErr(c, "tunnel needs one HOST, the host name of the tunnel or relay")
+		return tunnel{}, argErr(c, "tunnel needs one HOST, the host name of the tunnel or relay")
 	}
 	host := args[0]
 	if _, err := netip.ParseAddr(host); err == nil {
-		return placed{}, c.Errf("tunnel %q is an address: a CNAME needs a host name (give a global address as an ADDRESS argument or with static)", host)
+		return tunnel{}, c.Errf("tunnel %q is an address: a CNAME needs a host name (give a global address as an ADDRESS argument or with static)", host)
 	}
 	if _, ok := dns.IsDomainName(host); !ok || strings.Contains(host, "*") || dns.CountLabel(host) < 2 {
-		return placed{}, c.Errf("tunnel %q is not a host name, such as UUID.cfargotunnel.com or relay.example.net", host)
+		return tunnel{}, c.Errf("tunnel %q is not a host name, such as UUID.cfargotunnel.com or relay.example.net", host)
 	}
-	return placed{token: dns.CanonicalName(host), where: directive.Where(c)}, nil
+	return tunnel{host: dns.CanonicalName(host), where: directive.Where(c)}, nil
 }
 
 // checkTunnel returns why the view's tunnel, if any, can't stand for the
@@ -39,7 +49,7 @@ func parseTunnel(c *caddy.Controller, args []string) (placed, error) {
 // of those zones would be a name of the view itself, internal or a loop.
 // It logs what the tunnel does once it can.
 func (g *GlobalAddr) checkTunnel(cfg *dnsserver.Config) error {
-	if g.tunnel.token == "" {
+	if g.tunnel.host == "" {
 		return nil
 	}
 	var served []string
@@ -53,7 +63,7 @@ func (g *GlobalAddr) checkTunnel(cfg *dnsserver.Config) error {
 			"which only a zone the view builds can say; put etcdzone in the block")
 	}
 	for _, z := range served {
-		if dnsname.In(g.tunnel.token, z) {
+		if dnsname.In(g.tunnel.host, z) {
 			return g.tunnel.errorf("the tunnel is inside %s, which this block serves: it would stand for a name of the view itself; "+
 				"give the tunnel or relay a host name outside the view's zones", z)
 		}
@@ -65,6 +75,6 @@ func (g *GlobalAddr) checkTunnel(cfg *dnsserver.Config) error {
 		}
 	}
 	log.Infof("tunnel %s: outside, each name of %s with an internal address is a CNAME to it; "+
-		"the apex of each can't be one, and shows no internal address", g.tunnel.token, strings.Join(served, " "))
+		"the apex, name servers and delegations can't be one, and show no internal address", g.tunnel.host, strings.Join(served, " "))
 	return nil
 }

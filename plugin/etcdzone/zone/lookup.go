@@ -184,8 +184,12 @@ func (v *Version) chase(ctx context.Context, state *request.Request, first []dns
 
 // upstream completes chain, a chain of CNAMEs that leads out of v (or to
 // its apex's NS or SOA records), with the answer of the zone's Upstream
-// for target, one lookup deeper.
+// for target, one lookup deeper. The view's tunnel is not asked: the chain
+// to it is the answer, and the resolver asks the tunnel's own servers.
 func (v *Version) upstream(ctx context.Context, state *request.Request, chain []dns.RR, target string, qtype uint16) (answer, ns, extra []dns.RR, res result) {
+	if v.State != nil && v.State.Tunnel != "" && strings.EqualFold(target, v.State.Tunnel) {
+		return chain, nil, v.additional(chain), success
+	}
 	if v.z.Upstream == nil {
 		return chain, nil, nil, serverFailure
 	}

@@ -16,19 +16,23 @@ import (
 	"slices"
 
 	"github.com/coredns/coredns/request"
+	"github.com/globaladdr/globaladdr/plugin/pkg/dnsname"
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
 
-// Zone is what the Corefile says about one zone: its name, its apex, and
-// the subdomains it delegates.
+// Zone is what the Corefile says about one zone: its name, its apex, the
+// subdomains it delegates and the names of their name servers.
 type Zone struct {
 	// Name is the zone's name, lower case and fully qualified.
 	Name string
 	Apex *Apex
 	// Cuts are the names of the subdomains the zone delegates.
 	Cuts []string
+	// Hosts are the names of the name servers of the apex and of the
+	// delegations, which can't be aliases (RFC 2181 section 10.3).
+	Hosts []string
 	// Upstream looks up the targets of CNAME records outside the zone.
 	Upstream Upstream
 }
@@ -137,7 +141,7 @@ func (z *Zone) nodes(idx *Index, owners []string, st *horizon.State) (out []*nod
 		if st != nil && len(rrs) > 0 {
 			var shown []dns.RR
 			if st.Shows(owner, idx.mark(owner)) {
-				shown = st.ShowOwner(rrs, owner == z.Name)
+				shown = st.ShowOwner(rrs, z.mayAlias(owner))
 			}
 			if !sameSlice(shown, rrs) {
 				judged, rrs = rrs, shown
@@ -157,6 +161,16 @@ func (z *Zone) nodes(idx *Index, owners []string, st *horizon.State) (out []*nod
 	}
 	slices.SortFunc(out, compareNodes)
 	return out, withheld
+}
+
+// mayAlias reports whether owner, a name of z, may be an alias (a CNAME's
+// owner): not z's apex, a name server's name, or a name at or below one of
+// z's delegations.
+func (z *Zone) mayAlias(owner string) bool {
+	if owner == z.Name || slices.Contains(z.Hosts, owner) {
+		return false
+	}
+	return !slices.ContainsFunc(z.Cuts, func(cut string) bool { return dnsname.In(owner, cut) })
 }
 
 // cuts returns the nodes of nodes that hold NS records, the apex's aside:

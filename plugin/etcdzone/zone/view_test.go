@@ -172,3 +172,46 @@ func TestViewMarks(t *testing.T) {
 		}
 	}
 }
+
+// tunnelView is a view in the way of globaladdr's with a tunnel: a name
+// with an address in 10.0.0.0/8 is a CNAME to relay.example.net. alone,
+// where it may be an alias; where it may not, the address is left out.
+func tunnelView() *horizon.State {
+	private := func(rr dns.RR) bool { a, ok := rr.(*dns.A); return ok && a.A.IsPrivate() }
+	noAlias := func(rrs []dns.RR) []dns.RR {
+		return slices.DeleteFunc(slices.Clone(rrs), private)
+	}
+	return &horizon.State{Tunnel: "relay.example.net.", ShowNoAlias: noAlias, Show: func(rrs []dns.RR) []dns.RR {
+		if !slices.ContainsFunc(rrs, private) {
+			return rrs
+		}
+		return []dns.RR{&dns.CNAME{Hdr: dns.RR_Header{Name: rrs[0].Header().Name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: 60}, Target: "relay.example.net."}}
+	}}
+}
+
+// TestViewNoAlias builds a zone through a view that makes CNAMEs: the apex,
+// a name server's name and a name below a delegation (glue) are shown as
+// names that can't be aliases, and a CNAME to the view's tunnel is the
+// answer, never chased (this zone has no Upstream, which would fail it).
+func TestViewNoAlias(t *testing.T) {
+	idx := newTestIndex(t,
+		"example.com. 300 IN A 10.0.0.1",
+		"app.example.com. 300 IN A 10.0.0.2",
+		"ns1.example.com. 300 IN A 10.0.0.53",
+		"ns1.example.com. 300 IN A 192.0.2.53",
+		"sub.example.com. 300 IN NS ns.sub.example.com.",
+		"ns.sub.example.com. 300 IN A 10.0.0.54",
+	)
+	z := &Zone{Name: "example.com.", Apex: testApex, Cuts: []string{"sub.example.com."}, Hosts: []string{"ns.sub.example.com.", "ns1.example.com."}}
+	v, _ := Build(z, idx, nil, nil, tunnelView(), Serial{}.At(1))
+	check(t, v, map[string]string{
+		"app.example.com. A": "NOERROR\n;\napp.example.com.\t60\tIN\tCNAME\trelay.example.net.\n;\n;",
+		"ns1.example.com. A": "NOERROR\n;\nns1.example.com.\t300\tIN\tA\t192.0.2.53\n;\n;",
+		"example.com. A":     "NOERROR\n;\n;\n" + soaLine + "\n;",
+	})
+	for _, rr := range v.Records() {
+		if rr.Header().Rrtype == dns.TypeCNAME && rr.Header().Name != "app.example.com." {
+			t.Errorf("the transfer holds %s: that name can't be an alias", rr)
+		}
+	}
+}

@@ -11,17 +11,19 @@ import (
 // at its owner).
 
 // ShowOwner returns what the view shows at g of rrs, the records of one
-// owner name, which is a zone's apex when apex is set: Show's records, or,
-// with a tunnel, the CNAME to the tunnel alone at a name that would show a
-// rewritten address. The apex and a delegation (a name with NS records)
-// can't be a CNAME: with a tunnel, their internal addresses are left out,
-// and the rest is shown as Show shows it. rrs is returned itself when no
-// record needs to change; it and its records are never modified.
-func (p *Policy) ShowOwner(rrs []dns.RR, g *Globals, apex bool) []dns.RR {
+// owner name, which may be an alias unless alias is false: Show's records,
+// or, with a tunnel, the CNAME to the tunnel alone at a name that would
+// show a rewritten address. A name that can't be an alias (a zone's apex, a
+// name server's, a delegation's and the names below it), or that has a
+// CNAME or NS records of its own, keeps them: with a tunnel, its internal
+// addresses are left out, and the rest is shown as Show shows it. rrs is
+// returned itself when no record needs to change; it and its records are
+// never modified.
+func (p *Policy) ShowOwner(rrs []dns.RR, g *Globals, alias bool) []dns.RR {
 	if p.tunnel == "" || !p.tunnels(rrs) {
 		return p.Show(rrs, g)
 	}
-	if apex || hasType(rrs, dns.TypeNS) {
+	if !alias || hasType(rrs, dns.TypeNS) || hasType(rrs, dns.TypeCNAME) {
 		return p.Show(p.withoutAddrs(rrs), g)
 	}
 	return []dns.RR{p.cname(rrs)}

@@ -12,57 +12,65 @@ import (
 // TestShowOwnerTunnel shows one owner's records through a view with a
 // tunnel and no global address: a name with an internal address is the
 // CNAME alone, with the lowest TTL of its internal addresses (or the view's
-// TTL); a name with public records only, a hidden name, the apex and a
-// delegation are not CNAMEs, and show no internal address.
+// TTL); a name with public records only, a hidden name, a name that can't
+// be an alias (the apex, a name server), a delegation and a name with a
+// CNAME of its own are not the tunnel's CNAMEs, and show no internal
+// address.
 func TestShowOwnerTunnel(t *testing.T) {
 	const tunnel = "abc.cfargotunnel.com."
 	tests := []struct {
-		name string
-		ttl  int64
-		apex bool
-		in   []string
-		want []string
+		name  string
+		ttl   int64
+		alias bool
+		in    []string
+		want  []string
 	}{
-		{"internal", -1, false,
+		{"internal", -1, true,
 			[]string{"app.example.com. 300 IN A 192.168.0.51", "app.example.com. 60 IN AAAA fd00::51"},
 			[]string{"app.example.com. 60 IN CNAME " + tunnel}},
-		{"the view's ttl", 900, false,
+		{"the view's ttl", 900, true,
 			[]string{"app.example.com. 300 IN A 192.168.0.51"},
 			[]string{"app.example.com. 900 IN CNAME " + tunnel}},
-		{"other data goes with the addresses", -1, false,
+		{"other data goes with the addresses", -1, true,
 			[]string{"app.example.com. 300 IN A 192.168.0.51", "app.example.com. 300 IN A 198.51.100.7", `app.example.com. 300 IN TXT "v=spf1 -all"`},
 			[]string{"app.example.com. 300 IN CNAME " + tunnel}},
-		{"wildcard", -1, false,
+		{"wildcard", -1, true,
 			[]string{"*.example.com. 300 IN A 192.168.0.51"},
 			[]string{"*.example.com. 300 IN CNAME " + tunnel}},
-		{"public only", -1, false,
+		{"public only", -1, true,
 			[]string{"www.example.com. 300 IN A 198.51.100.7", `www.example.com. 300 IN TXT "hello"`},
 			[]string{"www.example.com. 300 IN A 198.51.100.7", `www.example.com. 300 IN TXT "hello"`}},
-		{"hidden", -1, false,
+		{"hidden", -1, true,
 			[]string{"db.lan.example.com. 300 IN A 192.168.0.9"},
 			nil},
-		{"apex", -1, true,
+		{"apex", -1, false,
 			[]string{"example.com. 300 IN A 192.168.0.51", "example.com. 300 IN MX 10 mail.example.net."},
 			[]string{"example.com. 300 IN MX 10 mail.example.net."}},
-		{"delegation", -1, false,
+		{"name server", -1, false,
+			[]string{"ns1.example.com. 300 IN A 192.168.0.53", "ns1.example.com. 300 IN A 198.51.100.53"},
+			[]string{"ns1.example.com. 300 IN A 198.51.100.53"}},
+		{"delegation", -1, true,
 			[]string{"sub.example.com. 300 IN NS ns.sub.example.com.", "sub.example.com. 300 IN A 192.168.0.53"},
 			[]string{"sub.example.com. 300 IN NS ns.sub.example.com."}},
+		{"a CNAME of its own", -1, true,
+			[]string{"old.example.com. 300 IN CNAME www.example.com.", "old.example.com. 300 IN A 192.168.0.51"},
+			[]string{"old.example.com. 300 IN CNAME www.example.com."}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := New(Options{TTL: tc.ttl, Tunnel: tunnel, Hide: []string{"lan.example.com."}})
 			var in []dns.RR
 			for _, s := range tc.in {
-				in = append(in, rr(t, s))
+				in = append(in, parseRR(t, s))
 			}
-			got := p.ShowOwner(in, p.Globals(nil), tc.apex)
+			got := p.ShowOwner(in, p.Globals(nil), tc.alias)
 			var texts []string
 			for _, rr := range got {
 				texts = append(texts, rr.String())
 			}
 			var want []string
 			for _, s := range tc.want {
-				want = append(want, rr(t, s).String())
+				want = append(want, parseRR(t, s).String())
 			}
 			if strings.Join(texts, "\n") != strings.Join(want, "\n") {
 				t.Errorf("got\n%s\nwant\n%s", strings.Join(texts, "\n"), strings.Join(want, "\n"))
@@ -71,14 +79,14 @@ func TestShowOwnerTunnel(t *testing.T) {
 	}
 }
 
-// TestShowOwnerWithoutTunnel holds ShowOwner to Show without a tunnel, the
-// apex included.
+// TestShowOwnerWithoutTunnel holds ShowOwner to Show without a tunnel, at
+// a name that can't be an alias too.
 func TestShowOwnerWithoutTunnel(t *testing.T) {
 	p, g := v4only()
 	in := []dns.RR{test.A("example.com. 30 IN A 192.168.0.51")}
-	for _, apex := range []bool{false, true} {
-		if got := p.ShowOwner(in, g, apex); len(got) != 1 || got[0].(*dns.A).A.String() != "203.0.113.10" {
-			t.Errorf("apex %v: got %v", apex, got)
+	for _, alias := range []bool{false, true} {
+		if got := p.ShowOwner(in, g, alias); len(got) != 1 || got[0].(*dns.A).A.String() != "203.0.113.10" {
+			t.Errorf("alias %v: got %v", alias, got)
 		}
 	}
 }
@@ -92,8 +100,8 @@ func TestRulesNameTheTunnel(t *testing.T) {
 	}
 }
 
-// rr parses s, a record in zone-file form.
-func rr(t *testing.T, s string) dns.RR {
+// parseRR parses s, a record in zone-file form.
+func parseRR(t *testing.T, s string) dns.RR {
 	t.Helper()
 	r, err := dns.NewRR(s)
 	if err != nil {

@@ -54,9 +54,16 @@ type State struct {
 	// which the caller may keep and reorder (rrs is never modified). Its
 	// RRsets are whole: each has one TTL, and no record twice.
 	Show func(rrs []dns.RR) []dns.RR
-	// ShowApex is Show for the records of a zone's apex, which a view may
-	// have to show otherwise (a CNAME can't stand there); nil: Show.
-	ShowApex func(rrs []dns.RR) []dns.RR
+	// ShowNoAlias is Show for the records of a name that can't be an
+	// alias, which a view may have to show otherwise: a zone's apex, a
+	// name server's name, a name at or below a delegation (RFC 1034
+	// section 3.6.2, RFC 2181 section 10.3); nil: Show.
+	ShowNoAlias func(rrs []dns.RR) []dns.RR
+	// Tunnel is the host name that the view's own CNAMEs lead to (see
+	// outside.Policy.ShowOwner), "" for none. A backend does not chase
+	// it: a resolver outside does, and no answer of ours is mixed into
+	// the tunnel's.
+	Tunnel string
 	// Revision is the etcd revision at which the state's global
 	// addresses were written, 0 when they do not come from etcd: a part
 	// of a zone's serial.
@@ -73,11 +80,11 @@ type State struct {
 }
 
 // ShowOwner returns what s shows of rrs, the records of one owner name,
-// which is a zone's apex when apex is set: by ShowApex there, when s has
-// one, else by Show.
-func (s *State) ShowOwner(rrs []dns.RR, apex bool) []dns.RR {
-	if apex && s.ShowApex != nil {
-		return s.ShowApex(rrs)
+// which may be an alias unless alias is false: by ShowNoAlias then, when s
+// has one, else by Show.
+func (s *State) ShowOwner(rrs []dns.RR, alias bool) []dns.RR {
+	if !alias && s.ShowNoAlias != nil {
+		return s.ShowNoAlias(rrs)
 	}
 	return s.Show(rrs)
 }
