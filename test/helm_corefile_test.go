@@ -57,7 +57,7 @@ var chartCases = []chartCase{
 		// The chart's pods take the in-cluster configuration (no
 		// kubeconfig), and the namespace of its Role: the release's.
 		values: "publish-values.yaml", example: "publish.Corefile",
-		added:   []string{"namespace default", "lease globaladdr-example-com 20s", "labels site=home"},
+		added:   []string{"namespace default", "lease globaladdr-example-com 20s", "labels site=home", "property cloudflare/proxied true"},
 		removed: append(etcdSecurity(1), "kubeconfig {$KUBECONFIG}", "namespace {$PUBLISH_NAMESPACE}"),
 	},
 	{
@@ -65,6 +65,10 @@ var chartCases = []chartCase{
 		values: "xot-values.yaml", example: "xot-primary.Corefile",
 		added:   []string{"tls /etc/globaladdr-xot/tls.crt /etc/globaladdr-xot/tls.key", "dnssec /etc/globaladdr-dnssec/", "source 192.0.2.53"},
 		removed: append([]string{"tls {$TLS_CERT} {$TLS_KEY}"}, etcdSecurity(1)...),
+	},
+	{
+		values: "tunnel-values.yaml", example: "tunnel.Corefile",
+		removed: etcdSecurity(1),
 	},
 	{
 		values: "uplink-values.yaml", example: "uplink.Corefile",
@@ -110,6 +114,7 @@ var exampleValues = map[string]string{
 	"ROUTER":        "globaladdr.from.natpmp.gateway",
 	"INTERFACE":     "globaladdr.mapFrom.0.interface",
 	"ULA_PREFIX":    "globaladdr.mapFrom.0.from",
+	"TUNNEL_TARGET": "globaladdr.tunnel",
 }
 
 // checkChartCorefile fails t unless corefile, rendered from c's values, is

@@ -81,9 +81,12 @@ func TestHelmServe(t *testing.T) {
 			// The external view, asked by a client outside the LAN.
 			external := net.JoinHostPort(loopback(internetClient).String(), strconv.Itoa(srv.Port(externalPort)))
 			waitServing(t, external)
-			if values["views"] == "hidden-primary" {
+			switch {
+			case values["views"] == "hidden-primary":
 				checkHiddenPrimary(secondary)(t, external)
-			} else {
+			case valueAt(values, "globaladdr.tunnel") != "":
+				checkTunnelExample(t, external)
+			default:
 				checkExternalFrom(t, internetClient, external)
 			}
 			for _, name := range strings.Fields(words(valueAt(values, "globaladdr.hide"))) {

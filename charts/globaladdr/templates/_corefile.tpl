@@ -178,6 +178,7 @@ NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
 {{- with $f.interface }}{{ $props = append $props (printf "from interface %s" .) }}{{ end -}}
 {{- if and $f.https $f.httpsCA.configMap }}{{ $props = append $props (printf "https_ca /etc/globaladdr-https-ca/%s" $f.httpsCA.key) }}{{ end -}}
 {{- with $f.every }}{{ $props = append $props (printf "every %s" .) }}{{ end -}}
+{{- with .tunnel }}{{ $props = append $props (printf "tunnel %s" .) }}{{ end -}}
 {{- if not (kindIs "invalid" .ttl) }}{{ $props = append $props (printf "ttl %v" .ttl) }}{{ end -}}
 {{- with .internal }}{{ $props = append $props (printf "internal %s" (join " " .)) }}{{ end -}}
 {{- range .map }}{{ $props = append $props (printf "map %s %s" .from .to) }}{{ end -}}
@@ -198,7 +199,8 @@ NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
 The publish block of the external view (publish.Corefile's), on lines of
 their own: no kubeconfig, so the in-cluster configuration with the pods'
 service account, which the Role of publish-rbac.yaml lets write in the
-namespace; the Lease and the labels where they are set.
+namespace; the Lease, the labels and the endpoints' properties where they
+are set.
 */}}
 {{- define "globaladdr.publish" -}}
 {{- with .Values.publish }}
@@ -210,6 +212,9 @@ namespace; the Lease and the labels where they are set.
 {{- end }}
 {{- with .labels }}
         labels{{ range $key, $value := . }} {{ $key }}={{ $value }}{{ end }}
+{{- end }}
+{{- range .properties }}
+        property {{ .name }} {{ .value }}{{ if .tunnelled }} tunnelled{{ end }}
 {{- end }}
     }
 {{- end }}
@@ -261,8 +266,14 @@ secondaries of a hidden primary), so that helm lint refuses them too.
 {{- with $v.globaladdr }}
 {{- $f := .from -}}
 {{- $learned := or $f.upnp.enabled $f.natpmp.enabled $f.pcp.enabled $f.stun $f.https $f.interface -}}
-{{- if and (not (compact (default (list) .addresses))) (not $f.file.configMap) (not $f.etcdKey) (not $learned) (not .map) (not .mapFrom) }}
-{{- fail "set globaladdr.addresses: the global address (--set globaladdr.addresses='{203.0.113.10}'), or a source: globaladdr.from.etcdKey, globaladdr.from.file.configMap, globaladdr.from.upnp, natpmp, pcp, stun, https or interface (or globaladdr.map for every address)" }}
+{{- if and (not (compact (default (list) .addresses))) (not $f.file.configMap) (not $f.etcdKey) (not $learned) (not .map) (not .mapFrom) (not .tunnel) }}
+{{- fail "set globaladdr.addresses: the global address (--set globaladdr.addresses='{203.0.113.10}'), or a source: globaladdr.from.etcdKey, globaladdr.from.file.configMap, globaladdr.from.upnp, natpmp, pcp, stun, https or interface (or globaladdr.map for every address, or globaladdr.tunnel behind carrier-grade NAT)" }}
+{{- end }}
+{{- with .tunnel }}
+{{- $t := lower (trimSuffix "." .) }}{{ $d := lower (trimSuffix "." $v.domain) }}
+{{- if or (eq $t $d) (hasSuffix (printf ".%s" $d) $t) }}
+{{- fail (printf "globaladdr.tunnel: %s lies inside domain %s: give the tunnel's or relay's host name outside it (a CNAME to a name of the view itself would be internal, or a loop)" . $v.domain) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- include "globaladdr.validateGlue" $v -}}
