@@ -27,7 +27,7 @@ func (v View) Subscribe(func()) func() { return func() {} }
 func (v View) Serve([]string) (undo func()) { return func() {} }
 
 // Judged implements horizon.View.
-func (v View) Judged(context.Context, []dns.RR) {}
+func (v View) Judged(context.Context, []dns.RR, horizon.Place) {}
 
 // Fallthrough implements horizon.View: the next plugin's answer, as it is.
 func (v View) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, next plugin.Handler) (int, error) {

@@ -64,7 +64,11 @@ func (x *EtcdZone) fallsThrough(state request.Request, z *blockZone, m *dns.Msg)
 		return false
 	}
 	v := z.Current()
-	return v != nil && len(v.Judged(state.Name(), dns.TypeANY)) == 0
+	if v == nil {
+		return false
+	}
+	rrs, _ := v.Judged(state.Name(), dns.TypeANY)
+	return len(rrs) == 0
 }
 
 // passOn hands r to the next plugin: through the block's view, if any,

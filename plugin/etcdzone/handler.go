@@ -98,7 +98,7 @@ func (x *EtcdZone) withoutHiddenSOA(m *dns.Msg) {
 	if x.view == nil || len(m.Answer) > 0 || len(m.Ns) != 1 || m.Ns[0].Header().Rrtype != dns.TypeSOA {
 		return
 	}
-	if st := x.view.Current(); st != nil && len(st.ShowOwner(m.Ns, false)) == 0 { // the SOA is an apex's
+	if st := x.view.Current(); st != nil && len(st.Show(m.Ns)) == 0 {
 		m.Ns = nil
 	}
 }
@@ -110,8 +110,8 @@ func (x *EtcdZone) judged(ctx context.Context, q dns.Question, z *blockZone) {
 		return
 	}
 	if v := z.Current(); v != nil {
-		if rrs := v.Judged(dns.CanonicalName(q.Name), q.Qtype); len(rrs) > 0 {
-			x.view.Judged(ctx, rrs)
+		if rrs, at := v.Judged(dns.CanonicalName(q.Name), q.Qtype); len(rrs) > 0 {
+			x.view.Judged(ctx, rrs, at)
 		}
 	}
 }

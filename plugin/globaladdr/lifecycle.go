@@ -81,9 +81,9 @@ func (g *GlobalAddr) use(addrs *outside.Globals, rev int64) {
 		return
 	}
 	g.state.Store(&horizon.State{Revision: rev, Rules: g.policy.Rules(addrs), Exposes: g.policy.Exposes,
-		Show:        func(rrs []dns.RR) []dns.RR { return g.policy.ShowOwner(rrs, addrs, true) },
-		ShowNoAlias: func(rrs []dns.RR) []dns.RR { return g.policy.ShowOwner(rrs, addrs, false) },
-		Tunnel:      g.policy.Tunnel(),
+		Show:   func(rrs []dns.RR) []dns.RR { return g.policy.Show(rrs, addrs) },
+		ShowAt: func(rrs []dns.RR, at horizon.Place) []dns.RR { return g.policy.ShowOwner(rrs, addrs, at) },
+		Tunnel: g.policy.Tunnel(),
 	})
 }
 

@@ -40,7 +40,14 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "tunnelled_total",
-		Help:      "Counter of the internal A and AAAA records of etcdzone's answers that a CNAME to the tunnel stood for (at a name that can't be an alias, or has a CNAME of its own, they were left out).",
+		Help:      "Counter of the internal A and AAAA records of etcdzone's answers that a CNAME to the tunnel stood for (at a name that can't be an alias, they count as dropped).",
+	}, []string{"server"})
+
+	unroutedCount = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "unrouted_total",
+		Help:      "Counter of the records of etcdzone's answers left out because their name's route (webhook-globaladdr-target) names no target the view has: a value other than tunnel or address, tunnel without a tunnel, or routes that differ.",
 	}, []string{"server"})
 
 	marksErrors = promauto.NewCounterVec(prometheus.CounterOpts{
@@ -63,7 +70,7 @@ var (
 type serverCounters struct {
 	rewrittenA, rewrittenAAAA         prometheus.Counter
 	droppedA, droppedAAAA, droppedTXT prometheus.Counter
-	hidden, tunnelled                 prometheus.Counter
+	hidden, tunnelled, unrouted       prometheus.Counter
 }
 
 // counters caches a *serverCounters per server label. Servers are few and
@@ -83,6 +90,7 @@ func countersOf(server string) *serverCounters {
 		droppedTXT:    droppedCount.WithLabelValues(server, "TXT"),
 		hidden:        hiddenCount.WithLabelValues(server),
 		tunnelled:     tunnelledCount.WithLabelValues(server),
+		unrouted:      unroutedCount.WithLabelValues(server),
 	})
 	return c.(*serverCounters)
 }
@@ -101,6 +109,7 @@ func report(ctx context.Context, t *outside.Tally) {
 	add(c.droppedTXT, t.DroppedTXT)
 	add(c.hidden, t.Hidden)
 	add(c.tunnelled, t.Tunnelled)
+	add(c.unrouted, t.Unrouted)
 	for _, r := range t.Rare {
 		vec := droppedCount
 		if r.Rewritten {

@@ -126,7 +126,7 @@ func (d *directiveRead) property(c *caddy.Controller, property string, args []st
 			return c.Errf("tunnel given twice: the view has one tunnel")
 		}
 		if d.tunnel, err = parseTunnel(c, args); err == nil {
-			d.opts.Tunnel = d.tunnel.host
+			d.opts.Tunnel, d.opts.TunnelMarked = d.tunnel.host, d.tunnel.marked
 		}
 	case "keep_registry":
 		if len(args) > 0 {

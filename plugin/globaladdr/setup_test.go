@@ -75,6 +75,9 @@ func TestSetup(t *testing.T) {
 		{"globaladdr {\n tunnel *.example.net\n}", true, `tunnel "*.example.net" is not a host name`},
 		{"globaladdr {\n tunnel localhost\n}", true, `tunnel "localhost" is not a host name`},
 		{"globaladdr {\n tunnel a.example.net\n tunnel b.example.net\n}", true, `tunnel given twice`},
+		{"globaladdr {\n tunnel relay.example.net marked\n}", false, ""},
+		{"globaladdr {\n tunnel relay.example.net all\n}", true, `the word after HOST can only be marked`},
+		{"globaladdr {\n tunnel relay.example.net marked now\n}", true, `tunnel needs one HOST`},
 	}
 	setuptest.Run(t, "globaladdr", setup, tests)
 }

@@ -16,21 +16,26 @@ import (
 )
 
 // tunnel is the tunnel property: the host name, of a tunnel (a Cloudflare
-// Tunnel's UUID.cfargotunnel.com) or of a relay, that every name the view
-// would show with a rewritten address stands for as a CNAME, lower case and
-// fully qualified, and where the Corefile gives it.
+// Tunnel's UUID.cfargotunnel.com) or of a relay, that the names the view
+// would show with a rewritten address stand for as CNAMEs, lower case and
+// fully qualified; whether only the names marked for it do (marked); and
+// where the Corefile gives it.
 type tunnel struct {
 	host, where string
+	marked      bool
 }
 
 func (t tunnel) errorf(format string, args ...any) error {
 	return errorAt(t.where, t.host, format, args...)
 }
 
-// parseTunnel reads "tunnel HOST".
+// parseTunnel reads "tunnel HOST [marked]".
 func parseTunnel(c *caddy.Controller, args []string) (tunnel, error) {
-	if len(args) != 1 {
-		return tunnel{}, argErr(c, "tunnel needs one HOST, the host name of the tunnel or relay")
+	if len(args) == 0 || len(args) > 2 {
+		return tunnel{}, argErr(c, "tunnel needs one HOST, the host name of the tunnel or relay, and marked for the names marked for it alone")
+	}
+	if len(args) == 2 && args[1] != "marked" {
+		return tunnel{}, c.Errf("tunnel %s %s: the word after HOST can only be marked (the names marked %s: tunnel alone)", args[0], args[1], horizon.RouteProperty)
 	}
 	host := args[0]
 	if _, err := netip.ParseAddr(host); err == nil {
@@ -39,7 +44,7 @@ func parseTunnel(c *caddy.Controller, args []string) (tunnel, error) {
 	if _, ok := dns.IsDomainName(host); !ok || strings.Contains(host, "*") || dns.CountLabel(host) < 2 {
 		return tunnel{}, c.Errf("tunnel %q is not a host name, such as UUID.cfargotunnel.com or relay.example.net", host)
 	}
-	return tunnel{host: dns.CanonicalName(host), where: directive.Where(c)}, nil
+	return tunnel{host: dns.CanonicalName(host), where: directive.Where(c), marked: len(args) == 2}, nil
 }
 
 // checkTunnel returns why the view's tunnel, if any, can't stand for the
@@ -62,6 +67,10 @@ func (g *GlobalAddr) checkTunnel(cfg *dnsserver.Config) error {
 		return g.tunnel.errorf("no etcdzone in this server block: a CNAME replaces every record of its name, " +
 			"which only a zone the view builds can say; put etcdzone in the block")
 	}
+	if g.policy.Hidden(g.tunnel.host) {
+		return g.tunnel.errorf("the tunnel lies in a hidden subtree (hide): the view's CNAMEs would lead to a name it denies; " +
+			"give the tunnel or relay a host name outside hide")
+	}
 	for _, z := range served {
 		if dnsname.In(g.tunnel.host, z) {
 			return g.tunnel.errorf("the tunnel is inside %s, which this block serves: it would stand for a name of the view itself; "+
@@ -74,7 +83,11 @@ func (g *GlobalAddr) checkTunnel(cfg *dnsserver.Config) error {
 				"give the etcd plugin etcdzone's zones", strings.Join(out, " "))
 		}
 	}
-	log.Infof("tunnel %s: outside, each name of %s with an internal address is a CNAME to it; "+
-		"the apex, name servers and delegations can't be one, and show no internal address", g.tunnel.host, strings.Join(served, " "))
+	which := "each name"
+	if g.tunnel.marked {
+		which = "each name marked " + horizon.RouteProperty + ": tunnel"
+	}
+	log.Infof("tunnel %s: outside, %s of %s with an internal address is a CNAME to it; "+
+		"the apex, name servers and delegations can't be one, and show no internal address", g.tunnel.host, which, strings.Join(served, " "))
 	return nil
 }

@@ -33,19 +33,18 @@ func (g *GlobalAddr) Serve(zones []string) (undo func()) {
 }
 
 // Judged implements horizon.View: it counts what the view did to rrs, the
-// records of a question's name and type as the backend holds them, as the
-// rewrite counts what it does to an answer: rewritten, dropped, hidden,
-// ownership records. The backend's zone already showed them so; this only
-// judges them, allocating no records, as it runs after every answer.
-func (g *GlobalAddr) Judged(ctx context.Context, rrs []dns.RR) {
+// records of a question's name and type as the backend holds them, at at,
+// as the rewrite counts what it does to an answer: rewritten, dropped,
+// hidden, ownership records, tunnelled, unrouted. The backend's zone already
+// showed them so; this only judges them, allocating no records, as it runs
+// after every answer.
+func (g *GlobalAddr) Judged(ctx context.Context, rrs []dns.RR, at horizon.Place) {
 	addrs := g.addrs.Load()
 	if !addrs.Known() {
 		return
 	}
 	var t outside.Tally
-	for _, rr := range rrs {
-		g.policy.Count(rr, addrs, &t)
-	}
+	g.policy.CountOwner(rrs, addrs, at, &t)
 	report(ctx, &t)
 }
 

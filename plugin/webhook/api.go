@@ -107,6 +107,11 @@ func (w *Webhook) apply(rw http.ResponseWriter, r *http.Request) {
 					log.Warningf("%s %s: %s is %q, neither \"true\" nor \"false\": it is kept out of the external view", ep.DNSName, ep.RecordType, horizon.MarkProperty, v)
 				}
 			}
+			if v, ok := ep.Property(horizon.RouteProperty); ok {
+				if _, valid := horizon.ParseRoute(v); !valid {
+					log.Warningf("%s %s: %s is %q, neither \"tunnel\" nor \"address\": it names no target, and is kept out of the external view", ep.DNSName, ep.RecordType, horizon.RouteProperty, v)
+				}
+			}
 		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)

@@ -35,12 +35,13 @@ func NewIndex(fixed map[string][]dns.RR) *Index {
 }
 
 // Source is what one source holds: an etcd key's records (or a Corefile
-// line's), at their owner name, and how they are marked for the external
-// view.
+// line's), at their owner name, and how they are marked and routed for the
+// external view.
 type Source struct {
 	Key, Owner string
 	RRs        []dns.RR
 	Mark       horizon.Mark
+	Route      horizon.Route
 }
 
 // Put replaces the source old by next: either may be nil (none), and old
@@ -133,6 +134,20 @@ func (idx *Index) mark(owner string) horizon.Mark {
 		}
 	}
 	return m
+}
+
+// route returns the route of owner's records: horizon.JoinRoutes of its
+// sources'.
+func (idx *Index) route(owner string) horizon.Route {
+	r, first := horizon.ViewRoute, true
+	for s := range idx.sources(owner) {
+		if first {
+			r, first = s.Route, false
+		} else {
+			r = horizon.JoinRoutes(r, s.Route)
+		}
+	}
+	return r
 }
 
 // records returns the records of owner's sources, each once (two keys with

@@ -32,16 +32,18 @@ const (
 // Decode returns the source the value of the etcd key is: its records, at
 // their owner name, the key's name without the labels its targetstrip says
 // are not part of it (external-dns stores each target under a random label
-// below the name), and its mark (horizon.MarkField; a value that is neither
+// below the name), its mark (horizon.MarkField; a value that is neither
 // "true" nor "false" withholds it, as the webhook intake that stores it
-// logs). They are made as the etcd plugin makes them, with the TTL it gives
+// logs) and its route (horizon.RouteField; likewise for a value that is
+// neither "tunnel" nor "address"). They are made as the etcd plugin makes them, with the TTL it gives
 // them (ttl gives it, by the etcd plugin's rules; see serviceRecords). The
 // error says why a key holds no record a zone can serve. A zone serves the
 // records only when the owner name is in it.
 func Decode(key string, value []byte, ttl func(*msg.Service) uint32) (*Source, error) {
 	var v struct {
 		msg.Service
-		Mark *string `json:"globaladdr-external"`
+		Mark  *string `json:"globaladdr-external"`
+		Route *string `json:"globaladdr-target"`
 	}
 	if err := json.Unmarshal(value, &v); err != nil {
 		return nil, err
@@ -59,6 +61,9 @@ func Decode(key string, value []byte, ttl func(*msg.Service) uint32) (*Source, e
 	src := &Source{Key: key, Owner: owner, RRs: rrs}
 	if v.Mark != nil {
 		src.Mark, _ = horizon.ParseMark(*v.Mark)
+	}
+	if v.Route != nil {
+		src.Route, _ = horizon.ParseRoute(*v.Route)
 	}
 	return src, nil
 }

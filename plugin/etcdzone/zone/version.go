@@ -68,8 +68,11 @@ type Version struct {
 	// count is the number of records of the nodes.
 	count int
 	// withheld holds, by owner name, the records of the owners the view
-	// shows none of, as the index has them, ordered by type (Judged).
+	// shows none of, as the index has them, ordered by type (Judged);
+	// routes the routes of the owners not routed as the view routes every
+	// name (horizon.ViewRoute), few.
 	withheld map[string][]dns.RR
+	routes   map[string]horizon.Route
 	// signed is the number of records a signer adds to v (see Signed).
 	signed int
 }
@@ -97,13 +100,14 @@ type Delta struct {
 func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *horizon.State, s Serial) (*Version, Delta) {
 	next := &Version{z: z, State: st}
 	if prev == nil || changed == nil {
-		next.nodes, next.withheld = z.nodes(idx, idx.ownerNames(z.Name), st)
+		next.nodes, next.withheld, next.routes = z.nodes(idx, idx.ownerNames(z.Name), st)
 		next.names = indexNames(z.Name, next.nodes)
 		next.cuts = cuts(z.Name, next.nodes)
 	} else {
-		nodes, withheld := z.nodes(idx, keys(changed), st)
+		nodes, withheld, routes := z.nodes(idx, keys(changed), st)
 		next.nodes = merge(prev.nodes, nodes, changed)
-		next.withheld = mergeWithheld(prev.withheld, withheld, changed)
+		next.withheld = mergeNames(prev.withheld, withheld, changed)
+		next.routes = mergeNames(prev.routes, routes, changed)
 		next.names = prev.names.update(z.Name, next.nodes, changed)
 		kept := slices.DeleteFunc(slices.Clone(prev.cuts), func(n *node) bool { return changed[n.name] })
 		next.cuts = cuts(z.Name, slices.Concat(kept, nodes))
@@ -132,16 +136,24 @@ func Build(z *Zone, idx *Index, prev *Version, changed map[string]bool, st *hori
 // canonical order; an owner without records shown has none, but the apex,
 // which always exists.
 // It also returns, by owner name, the records as the index has them of each
-// owner with records none of which st shows, ordered by type.
-func (z *Zone) nodes(idx *Index, owners []string, st *horizon.State) (out []*node, withheld map[string][]dns.RR) {
+// owner with records none of which st shows, ordered by type, and the
+// routes of the owners not routed as the view routes every name.
+func (z *Zone) nodes(idx *Index, owners []string, st *horizon.State) (out []*node, withheld map[string][]dns.RR, routes map[string]horizon.Route) {
 	out = make([]*node, 0, len(owners))
 	for _, owner := range owners {
 		rrs := idx.records(owner) // in a slice of their own
 		var judged []dns.RR
 		if st != nil && len(rrs) > 0 {
 			var shown []dns.RR
+			at := horizon.Place{Alias: z.mayAlias(owner), Route: idx.route(owner)}
+			if at.Route != horizon.ViewRoute {
+				if routes == nil {
+					routes = map[string]horizon.Route{}
+				}
+				routes[owner] = at.Route
+			}
 			if st.Shows(owner, idx.mark(owner)) {
-				shown = st.ShowOwner(rrs, z.mayAlias(owner))
+				shown = st.ShowOwner(rrs, at)
 			}
 			if !sameSlice(shown, rrs) {
 				judged, rrs = rrs, shown
@@ -160,7 +172,7 @@ func (z *Zone) nodes(idx *Index, owners []string, st *horizon.State) (out []*nod
 		}
 	}
 	slices.SortFunc(out, compareNodes)
-	return out, withheld
+	return out, withheld, routes
 }
 
 // mayAlias reports whether owner, a name of z, may be an alias (a CNAME's
@@ -196,10 +208,10 @@ func sameSlice(a, b []dns.RR) bool {
 
 // Judged returns the records of type qtype (any type for ANY) at name, lower
 // case, as the index had them, when the view shows that name's records
-// otherwise (rewritten, or left out): for the view to count what it did.
-// It allocates nothing for a name without escapes: every query of the view
-// asks.
-func (v *Version) Judged(name string, qtype uint16) []dns.RR {
+// otherwise (rewritten, or left out), and the name's place: for the view to
+// count what it did. It allocates nothing for a name without escapes: every
+// query of the view asks.
+func (v *Version) Judged(name string, qtype uint16) ([]dns.RR, horizon.Place) {
 	name = plain(name)
 	var rrs []dns.RR
 	if n := v.names.byName[name]; n != nil {
@@ -207,15 +219,18 @@ func (v *Version) Judged(name string, qtype uint16) []dns.RR {
 	} else {
 		rrs = v.withheld[name]
 	}
-	if qtype == dns.TypeANY {
-		return rrs
+	if qtype != dns.TypeANY {
+		rrs = rrsOfType(rrs, qtype)
 	}
-	return rrsOfType(rrs, qtype)
+	if len(rrs) == 0 {
+		return nil, horizon.Place{}
+	}
+	return rrs, horizon.Place{Alias: v.z.mayAlias(name), Route: v.routes[name]}
 }
 
-// mergeWithheld returns prev, but for the names in changed, whose records
-// are those of changes.
-func mergeWithheld(prev, changes map[string][]dns.RR, changed map[string]bool) map[string][]dns.RR {
+// mergeNames returns prev, but for the names in changed, whose values are
+// those of changes.
+func mergeNames[V any](prev, changes map[string]V, changed map[string]bool) map[string]V {
 	if len(prev) == 0 {
 		return changes
 	}

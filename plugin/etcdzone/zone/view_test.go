@@ -119,7 +119,7 @@ func TestJudged(t *testing.T) {
 		{"new.example.com.", dns.TypeA, 1},
 		{"none.example.com.", dns.TypeA, 0},
 	} {
-		got := v.Judged(c.name, c.qtype)
+		got, _ := v.Judged(c.name, c.qtype)
 		if len(got) != c.want {
 			t.Errorf("%s %s: %v, want %d records", c.name, dns.TypeToString[c.qtype], got, c.want)
 		}
@@ -181,12 +181,16 @@ func tunnelView() *horizon.State {
 	noAlias := func(rrs []dns.RR) []dns.RR {
 		return slices.DeleteFunc(slices.Clone(rrs), private)
 	}
-	return &horizon.State{Tunnel: "relay.example.net.", ShowNoAlias: noAlias, Show: func(rrs []dns.RR) []dns.RR {
+	show := func(rrs []dns.RR, at horizon.Place) []dns.RR {
+		if !at.Alias {
+			return noAlias(rrs)
+		}
 		if !slices.ContainsFunc(rrs, private) {
 			return rrs
 		}
 		return []dns.RR{&dns.CNAME{Hdr: dns.RR_Header{Name: rrs[0].Header().Name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: 60}, Target: "relay.example.net."}}
-	}}
+	}
+	return &horizon.State{Tunnel: "relay.example.net.", ShowAt: show, Show: func(rrs []dns.RR) []dns.RR { return show(rrs, horizon.Place{Alias: true}) }}
 }
 
 // TestViewNoAlias builds a zone through a view that makes CNAMEs: the apex,

@@ -35,7 +35,9 @@ type Policy struct {
 	onlyMarked bool
 	// tunnel is the host name, a lower-case FQDN, that the names with an
 	// internal address stand for as CNAMEs; "" for none (tunnel.go).
-	tunnel string
+	// tunnelMarked takes only the names routed through it by their mark.
+	tunnel       string
+	tunnelMarked bool
 }
 
 // Options are the properties a policy is made of, as the Corefile gives
@@ -60,6 +62,10 @@ type Options struct {
 	// of a tunnel or relay: a name whose addresses the view would rewrite
 	// stands for it as a CNAME (ShowOwner); "" for none.
 	Tunnel string
+	// TunnelMarked takes through the tunnel only the names whose mark
+	// routes them through it (horizon.TunnelRoute); without it, every name
+	// but those routed by address.
+	TunnelMarked bool
 }
 
 // Map is one map property: the addresses in From become To, or the prefix
@@ -84,7 +90,7 @@ var defaultInternal = []string{
 
 // New returns the policy of o.
 func New(o Options) *Policy {
-	p := &Policy{internal: o.Internal, ttl: o.TTL, hide: o.Hide, keepRegistry: o.KeepRegistry, onlyMarked: o.OnlyMarked, tunnel: o.Tunnel}
+	p := &Policy{internal: o.Internal, ttl: o.TTL, hide: o.Hide, keepRegistry: o.KeepRegistry, onlyMarked: o.OnlyMarked, tunnel: o.Tunnel, tunnelMarked: o.TunnelMarked}
 	if p.internal == nil {
 		for _, s := range defaultInternal {
 			p.internal = append(p.internal, netip.MustParsePrefix(s))
@@ -348,7 +354,11 @@ func (p *Policy) Rules(addrs *Globals) string {
 		b.WriteString("expose marked\n")
 	}
 	if p.tunnel != "" {
-		fmt.Fprintf(&b, "tunnel %s\n", p.tunnel)
+		fmt.Fprintf(&b, "tunnel %s", p.tunnel)
+		if p.tunnelMarked {
+			b.WriteString(" marked")
+		}
+		b.WriteString("\n")
 	}
 	global := append(slices.Clone(addrs.v4), addrs.v6...)
 	slices.SortFunc(global, func(a, b net.IP) int { return bytes.Compare(a, b) })

@@ -96,17 +96,11 @@ func (p *Policy) section(rrs []dns.RR, from int, g *Globals, t *Tally) ([]dns.RR
 
 // Count counts in t what the view does to rr, as Rewrite does, without
 // making what rr becomes: it runs after every answer of a zone that a
-// backend serves as the view shows it (horizon.View.Judged). With a tunnel,
-// an internal address is counted as tunnelled: its name's CNAME to the
-// tunnel stands for it (ShowOwner).
+// backend serves as the view shows it (horizon.View.Judged; see CountOwner).
 func (p *Policy) Count(rr dns.RR, g *Globals, t *Tally) {
 	switch act := p.judge(rr); act {
 	case keep:
 	case rewriteAddr:
-		if p.tunnel != "" {
-			t.Tunnelled++
-			return
-		}
 		ip, v4, _ := address(rr)
 		a, _ := addrOf(ip, v4)
 		var buf [1]net.IP

@@ -20,8 +20,9 @@ type Tally struct {
 	// and the questions for one.
 	Hidden int
 	// Tunnelled counts the internal A and AAAA records that a CNAME to
-	// the view's tunnel stood for (Count).
-	Tunnelled int
+	// the view's tunnel stood for; Unrouted the records of names withheld
+	// because their route names no target the view has (CountOwner).
+	Tunnelled, Unrouted int
 	// Rare counts the records of the other types, by type.
 	Rare []typeCount
 }
@@ -39,7 +40,7 @@ type typeCount struct {
 
 // Empty reports whether t counted nothing.
 func (t *Tally) Empty() bool {
-	return t.RewrittenA+t.RewrittenAAAA+t.DroppedA+t.DroppedAAAA+t.DroppedTXT+t.Hidden+t.Tunnelled == 0 && len(t.Rare) == 0
+	return t.RewrittenA+t.RewrittenAAAA+t.DroppedA+t.DroppedAAAA+t.DroppedTXT+t.Hidden+t.Tunnelled+t.Unrouted == 0 && len(t.Rare) == 0
 }
 
 // rewritten counts a rewritten record of type typ.

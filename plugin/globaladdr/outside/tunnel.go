@@ -1,6 +1,8 @@
 package outside
 
 import (
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
+
 	"github.com/miekg/dns"
 )
 
@@ -11,22 +13,63 @@ import (
 // at its owner).
 
 // ShowOwner returns what the view shows at g of rrs, the records of one
-// owner name, which may be an alias unless alias is false: Show's records,
-// or, with a tunnel, the CNAME to the tunnel alone at a name that would
-// show a rewritten address. A name that can't be an alias (a zone's apex, a
-// name server's, a delegation's and the names below it), or that has a
-// CNAME or NS records of its own, keeps them: with a tunnel, its internal
-// addresses are left out, and the rest is shown as Show shows it. rrs is
-// returned itself when no record needs to change; it and its records are
-// never modified.
-func (p *Policy) ShowOwner(rrs []dns.RR, g *Globals, alias bool) []dns.RR {
-	if p.tunnel == "" || !p.tunnels(rrs) {
+// owner name at at: Show's records, or, through the tunnel, the CNAME to the
+// tunnel alone at a name that would show a rewritten address. A name goes
+// through the tunnel when its route says so, or, when the view's tunnel
+// takes every name, unless its route asks for the address; a route that
+// names no target the view has withholds the name (nothing shown). A name
+// that can't be an alias, or that has a CNAME or NS records of its own,
+// keeps them: through the tunnel, its internal addresses are left out, and
+// the rest is shown as Show shows it. rrs is returned itself when no record
+// needs to change; it and its records are never modified.
+func (p *Policy) ShowOwner(rrs []dns.RR, g *Globals, at horizon.Place) []dns.RR {
+	switch tunnelled, ok := p.routes(at.Route); {
+	case !ok:
+		return nil
+	case !tunnelled || !p.tunnels(rrs):
 		return p.Show(rrs, g)
-	}
-	if !alias || hasType(rrs, dns.TypeNS) || hasType(rrs, dns.TypeCNAME) {
+	case !at.Alias || hasType(rrs, dns.TypeNS) || hasType(rrs, dns.TypeCNAME):
 		return p.Show(p.withoutAddrs(rrs), g)
 	}
 	return []dns.RR{p.cname(rrs)}
+}
+
+// routes reports whether the view takes a name routed r through its tunnel;
+// ok is false when r names a target the view does not have (a mark naming
+// none, or "tunnel" in a view without one): the name is withheld.
+func (p *Policy) routes(r horizon.Route) (tunnelled, ok bool) {
+	switch r {
+	case horizon.ViewRoute:
+		return p.tunnel != "" && !p.tunnelMarked, true
+	case horizon.TunnelRoute:
+		return true, p.tunnel != ""
+	case horizon.AddressRoute:
+		return false, true
+	}
+	return false, false
+}
+
+// CountOwner counts in t what the view does to rrs, records of one owner
+// name at at (those of one type, as a question asks), as ShowOwner shows
+// them: a withheld name's records as unrouted; through the tunnel, each
+// internal address as tunnelled where the name is the CNAME, and dropped
+// where it can't be one; else as Count counts each record.
+func (p *Policy) CountOwner(rrs []dns.RR, g *Globals, at horizon.Place, t *Tally) {
+	tunnelled, ok := p.routes(at.Route)
+	if !ok {
+		t.Unrouted += len(rrs)
+		return
+	}
+	for _, rr := range rrs {
+		switch {
+		case !tunnelled || p.judge(rr) != rewriteAddr:
+			p.Count(rr, g, t)
+		case at.Alias:
+			t.Tunnelled++
+		default:
+			t.dropped(rr.Header().Rrtype, 1)
+		}
+	}
 }
 
 // tunnels reports whether rrs, the records of one owner name, hold an
@@ -83,6 +126,6 @@ func hasType(rrs []dns.RR, typ uint16) bool {
 	return false
 }
 
-// Tunnel returns the host name that the names the view would show with a
-// rewritten address stand for, as CNAMEs, outside; "" when it has none.
+// Tunnel returns the host name that the names the view takes through its
+// tunnel stand for, as CNAMEs, outside; "" when it has none.
 func (p *Policy) Tunnel() string { return p.tunnel }

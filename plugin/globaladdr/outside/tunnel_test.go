@@ -1,10 +1,12 @@
 package outside
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 
 	"github.com/miekg/dns"
 )
@@ -63,7 +65,7 @@ func TestShowOwnerTunnel(t *testing.T) {
 			for _, s := range tc.in {
 				in = append(in, parseRR(t, s))
 			}
-			got := p.ShowOwner(in, p.Globals(nil), tc.alias)
+			got := p.ShowOwner(in, p.Globals(nil), horizon.Place{Alias: tc.alias})
 			var texts []string
 			for _, rr := range got {
 				texts = append(texts, rr.String())
@@ -85,7 +87,7 @@ func TestShowOwnerWithoutTunnel(t *testing.T) {
 	p, g := v4only()
 	in := []dns.RR{test.A("example.com. 30 IN A 192.168.0.51")}
 	for _, alias := range []bool{false, true} {
-		if got := p.ShowOwner(in, g, alias); len(got) != 1 || got[0].(*dns.A).A.String() != "203.0.113.10" {
+		if got := p.ShowOwner(in, g, horizon.Place{Alias: alias}); len(got) != 1 || got[0].(*dns.A).A.String() != "203.0.113.10" {
 			t.Errorf("alias %v: got %v", alias, got)
 		}
 	}
@@ -108,4 +110,54 @@ func parseRR(t *testing.T, s string) dns.RR {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestShowOwnerRoutes shows an internal name through views with a tunnel
+// for every name, a tunnel for the marked names, and no tunnel, at each
+// route: the CNAME, the global address, or nothing (a route naming no
+// target the view has); CountOwner counts each as shown.
+func TestShowOwnerRoutes(t *testing.T) {
+	const (
+		cname   = "app.example.com.\t900\tIN\tCNAME\trelay.example.net."
+		address = "app.example.com.\t900\tIN\tA\t203.0.113.10"
+	)
+	views := map[string]Options{
+		"all":    {TTL: 900, Tunnel: "relay.example.net."},
+		"marked": {TTL: 900, Tunnel: "relay.example.net.", TunnelMarked: true},
+		"none":   {TTL: 900},
+	}
+	tests := []struct {
+		view  string
+		route horizon.Route
+		want  string
+		count Tally
+	}{
+		{"all", horizon.ViewRoute, cname, Tally{Tunnelled: 1}},
+		{"all", horizon.TunnelRoute, cname, Tally{Tunnelled: 1}},
+		{"all", horizon.AddressRoute, address, Tally{RewrittenA: 1}},
+		{"all", horizon.NoRoute, "", Tally{Unrouted: 1}},
+		{"marked", horizon.ViewRoute, address, Tally{RewrittenA: 1}},
+		{"marked", horizon.TunnelRoute, cname, Tally{Tunnelled: 1}},
+		{"marked", horizon.AddressRoute, address, Tally{RewrittenA: 1}},
+		{"none", horizon.ViewRoute, address, Tally{RewrittenA: 1}},
+		{"none", horizon.TunnelRoute, "", Tally{Unrouted: 1}},
+		{"none", horizon.AddressRoute, address, Tally{RewrittenA: 1}},
+	}
+	in := []dns.RR{test.A("app.example.com. 300 IN A 192.168.0.51")}
+	for _, tc := range tests {
+		p, g := at(views[tc.view], "203.0.113.10")
+		place := horizon.Place{Alias: true, Route: tc.route}
+		var texts []string
+		for _, rr := range p.ShowOwner(in, g, place) {
+			texts = append(texts, rr.String())
+		}
+		if got := strings.Join(texts, "\n"); got != tc.want {
+			t.Errorf("view %s, route %d: got %q, want %q", tc.view, tc.route, got, tc.want)
+		}
+		var count Tally
+		p.CountOwner(in, g, place, &count)
+		if !reflect.DeepEqual(count, tc.count) {
+			t.Errorf("view %s, route %d: counted %+v, want %+v", tc.view, tc.route, count, tc.count)
+		}
+	}
 }

@@ -32,9 +32,10 @@ type View interface {
 	Serve(zones []string) (undo func())
 	// Judged tells the view the records of a question's name and type, as
 	// the backend holds them, that the zone it answered from shows
-	// otherwise (rewritten, or left out), so that the view counts them as
-	// it counts what it changes in the answers it rewrites itself.
-	Judged(ctx context.Context, rrs []dns.RR)
+	// otherwise (rewritten, or left out), and the name's place, so that the
+	// view counts them as it counts what it changes in the answers it
+	// rewrites itself.
+	Judged(ctx context.Context, rrs []dns.RR, at Place)
 	// Fallthrough serves r, a question for a name of one of the zones the
 	// backend serves that the backend's zone does not hold and leaves to
 	// next, the plugins after it (its fallthrough), as the view serves the
@@ -54,11 +55,10 @@ type State struct {
 	// which the caller may keep and reorder (rrs is never modified). Its
 	// RRsets are whole: each has one TTL, and no record twice.
 	Show func(rrs []dns.RR) []dns.RR
-	// ShowNoAlias is Show for the records of a name that can't be an
-	// alias, which a view may have to show otherwise: a zone's apex, a
-	// name server's name, a name at or below a delegation (RFC 1034
-	// section 3.6.2, RFC 2181 section 10.3); nil: Show.
-	ShowNoAlias func(rrs []dns.RR) []dns.RR
+	// ShowAt is Show for the records of a name of a zone the backend
+	// builds, which a view may show otherwise by the name's place: its
+	// route, and whether it may be an alias; nil: Show.
+	ShowAt func(rrs []dns.RR, at Place) []dns.RR
 	// Tunnel is the host name that the view's own CNAMEs lead to (see
 	// outside.Policy.ShowOwner), "" for none. A backend does not chase
 	// it: a resolver outside does, and no answer of ours is mixed into
@@ -79,12 +79,11 @@ type State struct {
 	Exposes func(name string, m Mark) bool
 }
 
-// ShowOwner returns what s shows of rrs, the records of one owner name,
-// which may be an alias unless alias is false: by ShowNoAlias then, when s
-// has one, else by Show.
-func (s *State) ShowOwner(rrs []dns.RR, alias bool) []dns.RR {
-	if !alias && s.ShowNoAlias != nil {
-		return s.ShowNoAlias(rrs)
+// ShowOwner returns what s shows of rrs, the records of one owner name at
+// at: by ShowAt, when s has one, else by Show.
+func (s *State) ShowOwner(rrs []dns.RR, at Place) []dns.RR {
+	if s.ShowAt != nil {
+		return s.ShowAt(rrs, at)
 	}
 	return s.Show(rrs)
 }

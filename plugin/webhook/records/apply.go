@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -144,10 +143,7 @@ func (s *Store) changes(ch *wire.Changes) (map[string]*change, []Refusal) {
 				}
 				continue
 			}
-			a := attrs{ttl: uint32(ep.RecordTTL)}
-			if v, ok := ep.Property(horizon.MarkProperty); ok {
-				a.mark = &v
-			}
+			a := marked(ep)
 			for _, data := range ep.Targets {
 				c.added[target{ep.RecordType, data}] = a
 			}

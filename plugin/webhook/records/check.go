@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 
 	"github.com/miekg/dns"
@@ -80,9 +79,10 @@ func validName(name string) bool {
 }
 
 // Adjust returns the endpoints of eps the store can hold, with no property
-// but the exposure mark (horizon.MarkProperty), which is all it stores: another
-// property would come back missing from Records, and external-dns would
-// update the name at every sync. It also returns those it leaves out.
+// but the marks (the exposure mark and the route, see marks), which are all
+// it stores: another property would come back missing from Records, and
+// external-dns would update the name at every sync. It also returns those
+// it leaves out.
 func (s *Store) Adjust(eps []*wire.Endpoint) ([]*wire.Endpoint, []Refusal) {
 	kept := make([]*wire.Endpoint, 0, len(eps))
 	var refused []Refusal
@@ -91,11 +91,7 @@ func (s *Store) Adjust(eps []*wire.Endpoint) ([]*wire.Endpoint, []Refusal) {
 			refused = append(refused, Refusal{ep, err})
 			continue
 		}
-		if v, ok := ep.Property(horizon.MarkProperty); ok {
-			ep.ProviderSpecific = []wire.Property{{Name: horizon.MarkProperty, Value: v}}
-		} else {
-			ep.ProviderSpecific = nil
-		}
+		ep.ProviderSpecific = marked(ep).properties()
 		kept = append(kept, ep)
 	}
 	return kept, refused

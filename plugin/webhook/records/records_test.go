@@ -409,3 +409,41 @@ func TestApplyRefusedUpdateKeepsOld(t *testing.T) {
 		t.Errorf("%+v, tree %v", res, tree(t, cli))
 	}
 }
+
+// TestApplyRoute checks that an endpoint's route (horizon.RouteProperty)
+// is stored beside its mark, in each key, and reads back as written, so
+// that external-dns plans no change at its next sync; a change of the
+// route alone rewrites the keys, and keys routed otherwise read back mixed.
+func TestApplyRoute(t *testing.T) {
+	s, cli := newStore(t)
+	props := []wire.Property{{Name: horizon.MarkProperty, Value: "true"}, {Name: horizon.RouteProperty, Value: "tunnel"}}
+	ep := &wire.Endpoint{DNSName: "app.example.com", RecordType: "A", Targets: []string{"192.168.0.51"}, RecordTTL: 300, ProviderSpecific: props}
+	apply(t, s, &wire.Changes{Create: []*wire.Endpoint{ep}})
+	for k, v := range tree(t, cli) {
+		if !strings.Contains(v, `"globaladdr-external":"true","globaladdr-target":"tunnel"`) {
+			t.Errorf("%s: %s", k, v)
+		}
+	}
+	want := `[{"dnsName":"app.example.com","targets":["192.168.0.51"],"recordType":"A","recordTTL":300,"providerSpecific":[{"name":"webhook/globaladdr-external","value":"true"},{"name":"webhook/globaladdr-target","value":"tunnel"}]}]`
+	if got := records(t, s); got != want {
+		t.Errorf("records:\n got %s\nwant %s", got, want)
+	}
+	if kept, _ := s.Adjust([]*wire.Endpoint{ep}); !slices.Equal(kept[0].ProviderSpecific, props) {
+		t.Errorf("adjust kept %+v", kept[0].ProviderSpecific)
+	}
+
+	next := *ep
+	next.ProviderSpecific = []wire.Property{{Name: horizon.MarkProperty, Value: "true"}, {Name: horizon.RouteProperty, Value: "address"}}
+	if res := apply(t, s, &wire.Changes{UpdateOld: []*wire.Endpoint{ep}, UpdateNew: []*wire.Endpoint{&next}}); res.Puts != 1 {
+		t.Errorf("a new route: %+v, want one key rewritten", res)
+	}
+	if got := records(t, s); !strings.Contains(got, `"value":"address"`) {
+		t.Errorf("records after the new route: %s", got)
+	}
+	if _, err := cli.Put(context.Background(), "/skydns/com/example/app/00000002", `{"host":"192.168.0.52","targetstrip":1,"globaladdr-external":"true","globaladdr-target":"tunnel"}`); err != nil {
+		t.Fatal(err)
+	}
+	if got := records(t, s); !strings.Contains(got, `{"name":"webhook/globaladdr-target","value":"mixed"}`) || strings.Contains(got, `"webhook/globaladdr-external","value":"mixed"`) {
+		t.Errorf("records of keys routed otherwise: %s", got)
+	}
+}

@@ -21,7 +21,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -45,7 +44,7 @@ type Store struct {
 // Records returns the endpoints the tree holds in the store's zones, one per
 // name and type, and one per ownership text (isOwnership), ordered by name,
 // type and first target, their targets sorted, each with the TTL of its
-// first key and its keys' mark (mixedMark when they differ).
+// first key and its keys' marks (mixedMark when they differ).
 func (s *Store) Records(ctx context.Context) ([]*wire.Endpoint, error) {
 	_, slots, err := s.read(ctx)
 	if err != nil {
@@ -62,15 +61,10 @@ func (s *Store) Records(ctx context.Context) ([]*wire.Endpoint, error) {
 		}
 		ep := byset[k]
 		if ep == nil {
-			ep = &wire.Endpoint{DNSName: sl.name, RecordType: typ, RecordTTL: int64(sl.ttl)}
-			if sl.mark != nil {
-				ep.ProviderSpecific = []wire.Property{{Name: horizon.MarkProperty, Value: *sl.mark}}
-			}
+			ep = &wire.Endpoint{DNSName: sl.name, RecordType: typ, RecordTTL: int64(sl.ttl), ProviderSpecific: sl.properties()}
 			byset[k] = ep
-		} else if m, ok := ep.Property(horizon.MarkProperty); ok != (sl.mark != nil) || (ok && m != *sl.mark) {
-			// Keys marked otherwise (a change cut short): a mark
-			// external-dns never sends, so that it writes the set again.
-			ep.ProviderSpecific = []wire.Property{{Name: horizon.MarkProperty, Value: mixedMark}}
+		} else {
+			mixMarks(ep, sl.attrs)
 		}
 		if !slices.Contains(ep.Targets, target) {
 			ep.Targets = append(ep.Targets, target)
@@ -120,8 +114,26 @@ func (s *Store) read(ctx context.Context) (int64, []*slot, error) {
 
 // mixedMark is the mark Records gives a record set whose keys are marked
 // otherwise: no value external-dns sends, so that its next sync writes the
-// set again, and the view withholds the name meanwhile (horizon.ParseMark).
+// set again, and the view withholds the name meanwhile (horizon.ParseMark,
+// horizon.ParseRoute).
 const mixedMark = "mixed"
+
+// mixMarks gives ep, the endpoint of a record set, mixedMark for each mark
+// that a's key, another of the set's, has otherwise (a change cut short).
+func mixMarks(ep *wire.Endpoint, a attrs) {
+	for i, m := range marks {
+		got, ok := ep.Property(m.property)
+		if v := a.marks[i]; ok == (v != nil) && (!ok || got == *v) {
+			continue
+		}
+		j := slices.IndexFunc(ep.ProviderSpecific, func(p wire.Property) bool { return p.Name == m.property })
+		if j < 0 {
+			ep.ProviderSpecific = append(ep.ProviderSpecific, wire.Property{Name: m.property, Value: mixedMark})
+		} else {
+			ep.ProviderSpecific[j].Value = mixedMark
+		}
+	}
+}
 
 // holds reports whether name, lower case and without the final dot, is at
 // or below one of the store's zones.

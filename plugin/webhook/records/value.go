@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/globaladdr/globaladdr/plugin/pkg/horizon"
+	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 )
 
 // slot is one etcd key that holds records external-dns manages: a SkyDNS
@@ -33,16 +34,55 @@ type slot struct {
 	fields map[string]json.RawMessage
 }
 
-// attrs are what a record's targets share: TTL and mark.
-type attrs struct {
-	ttl uint32
-	// mark is horizon.MarkField's value as stored; nil for none.
-	mark *string
+// marks are the ProviderSpecific properties of an endpoint that the store
+// keeps, each in a field of its SkyDNS values: the exposure mark and the
+// route (see package horizon).
+var marks = [...]struct{ property, field string }{
+	{horizon.MarkProperty, horizon.MarkField},
+	{horizon.RouteProperty, horizon.RouteField},
 }
 
-// equal reports whether a and b are the same TTL and mark.
+// attrs are what a record's targets share: TTL and marks.
+type attrs struct {
+	ttl uint32
+	// marks are the values of marks' fields as stored, by marks' index;
+	// nil for none.
+	marks [len(marks)]*string
+}
+
+// equal reports whether a and b are the same TTL and marks.
 func (a attrs) equal(b attrs) bool {
-	return a.ttl == b.ttl && (a.mark == nil) == (b.mark == nil) && (a.mark == nil || *a.mark == *b.mark)
+	if a.ttl != b.ttl {
+		return false
+	}
+	for i, m := range a.marks {
+		if n := b.marks[i]; (m == nil) != (n == nil) || m != nil && *m != *n {
+			return false
+		}
+	}
+	return true
+}
+
+// marked returns the attrs of ep's targets: its TTL and the marks it has.
+func marked(ep *wire.Endpoint) attrs {
+	a := attrs{ttl: uint32(ep.RecordTTL)}
+	for i, m := range marks {
+		if v, ok := ep.Property(m.property); ok {
+			a.marks[i] = &v
+		}
+	}
+	return a
+}
+
+// properties returns the ProviderSpecific properties a's marks are.
+func (a attrs) properties() []wire.Property {
+	var props []wire.Property
+	for i, m := range marks {
+		if v := a.marks[i]; v != nil {
+			props = append(props, wire.Property{Name: m.property, Value: *v})
+		}
+	}
+	return props
 }
 
 // readSlot returns the slot that key's value is, or false when it holds
@@ -56,7 +96,6 @@ func readSlot(key string, value []byte, prefix string) (*slot, bool) {
 		Port        int     `json:"port"`
 		Mail        bool    `json:"mail"`
 		TargetStrip int     `json:"targetstrip"`
-		Mark        *string `json:"globaladdr-external"`
 	}
 	fields := map[string]json.RawMessage{}
 	if json.Unmarshal(value, &v) != nil || json.Unmarshal(value, &fields) != nil || v.Port != 0 || v.Mail {
@@ -66,7 +105,13 @@ func readSlot(key string, value []byte, prefix string) (*slot, bool) {
 	if !ok || (v.Host == "" && (v.Text == nil || *v.Text == "")) {
 		return nil, false
 	}
-	s := &slot{key: key, name: name, host: v.Host, strip: v.TargetStrip, attrs: attrs{ttl: v.TTL, mark: v.Mark}, fields: fields}
+	s := &slot{key: key, name: name, host: v.Host, strip: v.TargetStrip, attrs: attrs{ttl: v.TTL}, fields: fields}
+	for i, m := range marks {
+		var mark string
+		if raw, ok := fields[m.field]; ok && json.Unmarshal(raw, &mark) == nil {
+			s.marks[i] = &mark
+		}
+	}
 	if v.Host != "" {
 		s.hostType = hostType(name, v.Host)
 	}
@@ -91,7 +136,7 @@ func hostType(name, host string) string {
 }
 
 // value returns the SkyDNS value s holds now: its host and text, TTL and
-// mark, its targetstrip, and the fields of other writers as they were. The
+// marks, its targetstrip, and the fields of other writers as they were. The
 // fields external-dns's coredns provider writes come first, in its order.
 func (s *slot) value() []byte {
 	f := maps.Clone(s.fields)
@@ -110,14 +155,16 @@ func (s *slot) value() []byte {
 	set("text", s.text, s.hasText)
 	set("ttl", s.ttl, s.ttl != 0)
 	set("targetstrip", s.strip, s.strip != 0)
-	if s.mark != nil {
-		set(horizon.MarkField, *s.mark, true)
-	} else {
-		delete(f, horizon.MarkField)
+	for i, m := range marks {
+		if v := s.marks[i]; v != nil {
+			set(m.field, *v, true)
+		} else {
+			delete(f, m.field)
+		}
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
-	first := []string{"host", "port", "priority", "weight", "text", "mail", "ttl", "targetstrip", "group", horizon.MarkField}
+	first := []string{"host", "port", "priority", "weight", "text", "mail", "ttl", "targetstrip", "group", horizon.MarkField, horizon.RouteField}
 	rest := slices.Sorted(maps.Keys(f))
 	for _, k := range append(first, rest...) {
 		v, ok := f[k]
