@@ -60,6 +60,9 @@ var pipelineFlags = []string{
 //   - exposure: names marked "false" are missing from the external view,
 //     its BIND secondary and an IXFR, not from the internal view, until
 //     the mark is flipped; expose marked shows only names marked "true";
+//   - routes: a name routed "tunnel" by its annotation is a CNAME to the
+//     tunnel outside, one routed "address" is served by address, one with
+//     a route no view has is missing, until the route is flipped;
 //   - faults: etcd stopped, the webhook stopped, external-dns killed as a
 //     change set arrives; the next sync converges, nothing lost or written
 //     twice.
@@ -73,6 +76,7 @@ func TestWebhookPipeline(t *testing.T) {
 		{"no churn", p.noChurn},
 		{"migration", p.migration},
 		{"exposure", p.exposure},
+		{"routes", p.routes},
 		{"faults", p.faults},
 	} {
 		if !t.Run(phase.name, phase.run) {
@@ -103,7 +107,10 @@ type webhookPipeline struct {
 	// plain and plainMarked are external.Corefile without etcdzone (the
 	// etcd plugin as the backend), with expose unmarked and marked.
 	plain, plainMarked *coreDNS
-	bind               *nameserver.Server
+	// tunnelMarked and tunnelAll are external.Corefile with a tunnel for
+	// the names routed through it, and for every name.
+	tunnelMarked, tunnelAll *coreDNS
+	bind                    *nameserver.Server
 }
 
 // startWebhookPipeline starts the API server with external-dns's CRD and the
@@ -132,11 +139,13 @@ func startWebhookPipeline(t *testing.T) *webhookPipeline {
 	plain := withoutEtcdzone(t, external)
 	p.plain = startExample(t, plain, p.env)
 	p.plainMarked = startExample(t, corefileEdit(t, plain, "ttl 900", "ttl 900\n        expose marked"), p.env)
+	p.tunnelMarked = startExample(t, corefileEdit(t, external, "ttl 900", "ttl 900\n        tunnel "+tunnelTarget+" marked"), p.env)
+	p.tunnelAll = startExample(t, corefileEdit(t, external, "ttl 900", "ttl 900\n        tunnel "+tunnelTarget), p.env)
 	// Their health plugins wait 5 s in lame duck mode as they stop: stop
 	// them together (before their own cleanups, which then do nothing).
 	t.Cleanup(func() {
 		var wg sync.WaitGroup
-		for _, c := range []*coreDNS{p.views, p.refViews, p.primary, p.marked, p.plain, p.plainMarked} {
+		for _, c := range []*coreDNS{p.views, p.refViews, p.primary, p.marked, p.plain, p.plainMarked, p.tunnelMarked, p.tunnelAll} {
 			wg.Go(c.Stop)
 		}
 		wg.Wait()
