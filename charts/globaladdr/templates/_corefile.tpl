@@ -178,7 +178,7 @@ NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
 {{- with $f.interface }}{{ $props = append $props (printf "from interface %s" .) }}{{ end -}}
 {{- if and $f.https $f.httpsCA.configMap }}{{ $props = append $props (printf "https_ca /etc/globaladdr-https-ca/%s" $f.httpsCA.key) }}{{ end -}}
 {{- with $f.every }}{{ $props = append $props (printf "every %s" .) }}{{ end -}}
-{{- with .tunnel }}{{ $props = append $props (printf "tunnel %s" .) }}{{ end -}}
+{{- with .tunnel }}{{ $props = append $props (printf "tunnel %s%s" . (ternary " marked" "" $.Values.globaladdr.tunnelMarked)) }}{{ end -}}
 {{- if not (kindIs "invalid" .ttl) }}{{ $props = append $props (printf "ttl %v" .ttl) }}{{ end -}}
 {{- with .internal }}{{ $props = append $props (printf "internal %s" (join " " .)) }}{{ end -}}
 {{- range .map }}{{ $props = append $props (printf "map %s %s" .from .to) }}{{ end -}}

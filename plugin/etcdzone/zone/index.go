@@ -125,29 +125,28 @@ func (idx *Index) sources(owner string) iter.Seq[*Source] {
 
 // mark returns the mark of owner's records: horizon.Join of its sources'.
 func (idx *Index) mark(owner string) horizon.Mark {
-	m, first := horizon.Unmarked, true
-	for s := range idx.sources(owner) {
-		if first {
-			m, first = s.Mark, false
-		} else {
-			m = horizon.Join(m, s.Mark)
-		}
-	}
-	return m
+	return joined(idx, owner, func(s *Source) horizon.Mark { return s.Mark }, horizon.Join)
 }
 
 // route returns the route of owner's records: horizon.JoinRoutes of its
 // sources'.
 func (idx *Index) route(owner string) horizon.Route {
-	r, first := horizon.ViewRoute, true
+	return joined(idx, owner, func(s *Source) horizon.Route { return s.Route }, horizon.JoinRoutes)
+}
+
+// joined returns what of gives of owner's sources, joined by join; the
+// zero value when it has none.
+func joined[T any](idx *Index, owner string, of func(*Source) T, join func(T, T) T) T {
+	var v T
+	first := true
 	for s := range idx.sources(owner) {
 		if first {
-			r, first = s.Route, false
+			v, first = of(s), false
 		} else {
-			r = horizon.JoinRoutes(r, s.Route)
+			v = join(v, of(s))
 		}
 	}
-	return r
+	return v
 }
 
 // records returns the records of owner's sources, each once (two keys with
