@@ -60,7 +60,7 @@ func (v *globalView) Current() *horizon.State {
 	return st
 }
 
-func (v *globalView) Serve([]string) (undo func())     { return func() {} }
+func (v *globalView) Serve([]string) (undo func())                    { return func() {} }
 func (v *globalView) Judged(context.Context, []dns.RR, horizon.Place) {}
 func (v *globalView) Fallthrough(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, next plugin.Handler) (int, error) {
 	return plugin.NextOrFailure("view", next, ctx, w, r)
