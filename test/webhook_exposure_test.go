@@ -175,8 +175,8 @@ func (p *webhookPipeline) awaitSecondary(t *testing.T, name string) uint32 {
 	})
 	serial := soaSerial(t, primary, zone)
 	eventually(t, 10*time.Second, fmt.Sprintf("BIND serves serial %d", serial), func() error {
-		if got := soaSerial(t, p.bind.Addr, zone); got != serial {
-			return fmt.Errorf("serial %d", got)
+		if got, err := serialAt(p.bind.Addr, zone); err != nil || got != serial {
+			return fmt.Errorf("serial %d (%v)", got, err)
 		}
 		return answers(p.bind.Addr, name+".", dns.TypeA, []string{exampleGlobal})
 	})

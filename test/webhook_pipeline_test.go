@@ -338,8 +338,8 @@ func awaitSerial(t *testing.T, addr string, rev int64) {
 	t.Helper()
 	want := zoneSerial(rev)
 	eventually(t, 10*time.Second, fmt.Sprintf("the zone at %s publishes serial %d", addr, want), func() error {
-		if got := soaSerial(t, addr, dns.Fqdn(exampleDomain)); got != want {
-			return fmt.Errorf("serial %d", got)
+		if got, err := serialAt(addr, dns.Fqdn(exampleDomain)); err != nil || got != want {
+			return fmt.Errorf("serial %d (%v)", got, err)
 		}
 		return nil
 	})
