@@ -29,19 +29,22 @@ type Index struct {
 func NewIndex(fixed map[string][]dns.RR) *Index {
 	idx := &Index{owners: map[string]*Source{}, more: map[string][]*Source{}}
 	for name, rrs := range fixed {
-		idx.Put(nil, &Source{Key: name, Owner: rrs[0].Header().Name, RRs: rrs, Mark: horizon.Exposed}, nil)
+		idx.Put(nil, &Source{Key: name, Owner: rrs[0].Header().Name, RRs: rrs, Mark: horizon.Exposed, Fixed: true}, nil)
 	}
 	return idx
 }
 
 // Source is what one source holds: an etcd key's records (or a Corefile
-// line's), at their owner name, and how they are marked and routed for the
-// external view.
+// line's: Fixed), at their owner name, and how they are marked and routed
+// for the external view. A Corefile line's records take no part in their
+// name's route: glue beside an etcd key routed "tunnel" does not withhold
+// the name.
 type Source struct {
 	Key, Owner string
 	RRs        []dns.RR
 	Mark       horizon.Mark
 	Route      horizon.Route
+	Fixed      bool
 }
 
 // Put replaces the source old by next: either may be nil (none), and old
@@ -125,25 +128,28 @@ func (idx *Index) sources(owner string) iter.Seq[*Source] {
 
 // mark returns the mark of owner's records: horizon.Join of its sources'.
 func (idx *Index) mark(owner string) horizon.Mark {
-	return joined(idx, owner, func(s *Source) horizon.Mark { return s.Mark }, horizon.Join)
+	return joined(idx, owner, func(s *Source) (horizon.Mark, bool) { return s.Mark, true }, horizon.Join)
 }
 
 // route returns the route of owner's records: horizon.JoinRoutes of its
-// sources'.
+// etcd keys' (a Corefile line has none).
 func (idx *Index) route(owner string) horizon.Route {
-	return joined(idx, owner, func(s *Source) horizon.Route { return s.Route }, horizon.JoinRoutes)
+	return joined(idx, owner, func(s *Source) (horizon.Route, bool) { return s.Route, !s.Fixed }, horizon.JoinRoutes)
 }
 
-// joined returns what of gives of owner's sources, joined by join; the
-// zero value when it has none.
-func joined[T any](idx *Index, owner string, of func(*Source) T, join func(T, T) T) T {
+// joined returns what of gives of owner's sources, those it takes (ok),
+// joined by join; the zero value when it takes none.
+func joined[T any](idx *Index, owner string, of func(*Source) (T, bool), join func(T, T) T) T {
 	var v T
 	first := true
 	for s := range idx.sources(owner) {
-		if first {
-			v, first = of(s), false
-		} else {
-			v = join(v, of(s))
+		w, ok := of(s)
+		switch {
+		case !ok:
+		case first:
+			v, first = w, false
+		default:
+			v = join(v, w)
 		}
 	}
 	return v

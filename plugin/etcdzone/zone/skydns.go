@@ -35,10 +35,11 @@ const (
 // below the name), its mark (horizon.MarkField; a value that is neither
 // "true" nor "false" withholds it, as the webhook intake that stores it
 // logs) and its route (horizon.RouteField; likewise for a value that is
-// neither "tunnel" nor "address"). They are made as the etcd plugin makes them, with the TTL it gives
-// them (ttl gives it, by the etcd plugin's rules; see serviceRecords). The
-// error says why a key holds no record a zone can serve. A zone serves the
-// records only when the owner name is in it.
+// neither "tunnel" nor "address"). They are made as the etcd plugin makes
+// them, with the TTL it gives them (ttl gives it, by the etcd plugin's
+// rules; see serviceRecords). The error says why a key holds no record a
+// zone can serve. A zone serves the records only when the owner name is in
+// it.
 func Decode(key string, value []byte, ttl func(*msg.Service) uint32) (*Source, error) {
 	var v struct {
 		msg.Service

@@ -208,24 +208,25 @@ func sameSlice(a, b []dns.RR) bool {
 
 // Judged returns the records of type qtype (any type for ANY) at name, lower
 // case, as the index had them, when the view shows that name's records
-// otherwise (rewritten, or left out), and the name's place: for the view to
-// count what it did. It allocates nothing for a name without escapes: every
-// query of the view asks.
+// otherwise (rewritten, or left out), and the name's place (a name that
+// holds a CNAME or NS records of its own is no alias the view made): for
+// the view to count what it did. It allocates nothing for a name without
+// escapes: every query of the view asks.
 func (v *Version) Judged(name string, qtype uint16) ([]dns.RR, horizon.Place) {
 	name = plain(name)
-	var rrs []dns.RR
+	all := v.withheld[name]
 	if n := v.names.byName[name]; n != nil {
-		rrs = n.judged()
-	} else {
-		rrs = v.withheld[name]
+		all = n.judged()
 	}
+	rrs := all
 	if qtype != dns.TypeANY {
-		rrs = rrsOfType(rrs, qtype)
+		rrs = rrsOfType(all, qtype)
 	}
 	if len(rrs) == 0 {
 		return nil, horizon.Place{}
 	}
-	return rrs, horizon.Place{Alias: v.z.mayAlias(name), Route: v.routes[name]}
+	own := slices.ContainsFunc(all, func(rr dns.RR) bool { t := rr.Header().Rrtype; return t == dns.TypeCNAME || t == dns.TypeNS })
+	return rrs, horizon.Place{Alias: v.z.mayAlias(name) && !own, Route: v.routes[name]}
 }
 
 // mergeNames returns prev, but for the names in changed, whose values are

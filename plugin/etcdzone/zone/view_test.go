@@ -197,6 +197,8 @@ func tunnelView() *horizon.State {
 // a name server's name and a name below a delegation (glue) are shown as
 // names that can't be aliases, and a CNAME to the view's tunnel is the
 // answer, never chased (this zone has no Upstream, which would fail it).
+// The Corefile's glue takes no part in its name's route: beside an etcd
+// key routed "tunnel", the name server keeps its public address.
 func TestViewNoAlias(t *testing.T) {
 	idx := newTestIndex(t,
 		"example.com. 300 IN A 10.0.0.1",
@@ -207,6 +209,17 @@ func TestViewNoAlias(t *testing.T) {
 		"ns.sub.example.com. 300 IN A 10.0.0.54",
 	)
 	z := &Zone{Name: "example.com.", Apex: testApex, Cuts: []string{"sub.example.com."}, Hosts: []string{"ns.sub.example.com.", "ns1.example.com."}}
+	idx.Put(nil, &Source{Key: "glue ns1.example.com.", Owner: "ns1.example.com.", RRs: []dns.RR{mustRR(t, "ns1.example.com. 300 IN A 192.0.2.53")}, Mark: horizon.Exposed, Fixed: true}, nil)
+	add(idx, "/key/routed", "ns1.example.com.", []dns.RR{mustRR(t, "ns1.example.com. 300 IN A 10.0.0.53")}, nil)
+	idx.owners["ns1.example.com."].Route = horizon.TunnelRoute
+	for _, s := range idx.more["ns1.example.com."] {
+		if !s.Fixed {
+			s.Route = horizon.TunnelRoute
+		}
+	}
+	if r := idx.route("ns1.example.com."); r != horizon.TunnelRoute {
+		t.Errorf("ns1's route %d, want tunnel: the glue does not vote", r)
+	}
 	v, _ := Build(z, idx, nil, nil, tunnelView(), Serial{}.At(1))
 	check(t, v, map[string]string{
 		"app.example.com. A": "NOERROR\n;\napp.example.com.\t60\tIN\tCNAME\trelay.example.net.\n;\n;",

@@ -233,8 +233,9 @@ func count(below map[string]*tally, km keyMark, d int32) {
 }
 
 // parse returns the name and mark of key, holding value; ok is false for a
-// key outside the zones. A value that is not a JSON object, or whose mark is
-// neither "true" nor "false", is withheld (fail closed).
+// key outside the zones. A value that is not a JSON object, whose mark is
+// neither "true" nor "false", or whose route is not "address" (a view in
+// front of the etcd plugin has no tunnel), is withheld (fail closed).
 func (m *Marks) parse(key string, value []byte) (km keyMark, ok bool) {
 	if !slices.ContainsFunc(m.zones, func(z string) bool { return strings.HasPrefix(key, z) }) {
 		return keyMark{}, false
@@ -242,12 +243,16 @@ func (m *Marks) parse(key string, value []byte) (km keyMark, ok bool) {
 	rest := strings.TrimPrefix(key, m.root)
 	km.name = nameOf(rest)
 	var v struct {
-		Mark *string `json:"globaladdr-external"`
+		Mark  *string `json:"globaladdr-external"`
+		Route *string `json:"globaladdr-target"`
 	}
 	switch err := json.Unmarshal(value, &v); {
 	case err != nil:
 		km.mark = horizon.Withheld
 		log.Debugf("%s is withheld from the external view: its value can't be read: %v", key, err)
+	case v.Route != nil && *v.Route != "address":
+		km.mark = horizon.Withheld
+		log.Debugf("%s is withheld from the external view: its route %q names no target of a view without a tunnel", key, *v.Route)
 	case v.Mark != nil:
 		var valid bool
 		if km.mark, valid = horizon.ParseMark(*v.Mark); !valid {

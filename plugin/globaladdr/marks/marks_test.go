@@ -100,3 +100,23 @@ func TestZones(t *testing.T) {
 		}
 	}
 }
+
+// TestOfRoute checks that a route other than "address" withholds a name
+// behind the etcd plugin, where the view has no tunnel (fail closed).
+func TestOfRoute(t *testing.T) {
+	m := New("/skydns", []string{"example.org."})
+	m.Set(map[string][]byte{
+		"/skydns/org/example/direct/x1": []byte(`{"host":"192.168.0.51","globaladdr-target":"address"}`),
+		"/skydns/org/example/tun/x1":    []byte(`{"host":"192.168.0.52","globaladdr-external":"true","globaladdr-target":"tunnel"}`),
+		"/skydns/org/example/lost/x1":   []byte(`{"host":"192.168.0.53","globaladdr-target":"vpn"}`),
+	})
+	for name, want := range map[string]horizon.Mark{
+		"direct.example.org.": horizon.Unmarked,
+		"tun.example.org.":    horizon.Withheld,
+		"lost.example.org.":   horizon.Withheld,
+	} {
+		if got, ok := m.Of(name); got != want || !ok {
+			t.Errorf("Of(%s) = %v, %v; want %v", name, got, ok, want)
+		}
+	}
+}

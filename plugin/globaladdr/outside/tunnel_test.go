@@ -93,12 +93,17 @@ func TestShowOwnerWithoutTunnel(t *testing.T) {
 	}
 }
 
-// TestRulesNameTheTunnel checks that a tunnel is in the view's rules, so that
-// a zone's stamp, and its serial, move when it changes.
+// TestRulesNameTheTunnel checks that a tunnel, and whether it takes the
+// marked names alone, are in the view's rules, so that a zone's stamp, and
+// its serial, move when they change.
 func TestRulesNameTheTunnel(t *testing.T) {
 	p := New(Options{TTL: -1, Tunnel: "relay.example.net."})
 	if r := p.Rules(p.Globals(nil)); !strings.Contains(r, "tunnel relay.example.net.\n") {
 		t.Errorf("rules:\n%s", r)
+	}
+	p = New(Options{TTL: -1, Tunnel: "relay.example.net.", TunnelMarked: true})
+	if r := p.Rules(p.Globals(nil)); !strings.Contains(r, "tunnel relay.example.net. marked\n") {
+		t.Errorf("rules with marked:\n%s", r)
 	}
 }
 
@@ -139,6 +144,7 @@ func TestShowOwnerRoutes(t *testing.T) {
 		{"marked", horizon.ViewRoute, address, Tally{RewrittenA: 1}},
 		{"marked", horizon.TunnelRoute, cname, Tally{Tunnelled: 1}},
 		{"marked", horizon.AddressRoute, address, Tally{RewrittenA: 1}},
+		{"marked", horizon.NoRoute, "", Tally{Unrouted: 1}},
 		{"none", horizon.ViewRoute, address, Tally{RewrittenA: 1}},
 		{"none", horizon.TunnelRoute, "", Tally{Unrouted: 1}},
 		{"none", horizon.AddressRoute, address, Tally{RewrittenA: 1}},

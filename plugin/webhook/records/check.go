@@ -79,7 +79,7 @@ func validName(name string) bool {
 }
 
 // Adjust returns the endpoints of eps the store can hold, with no property
-// but the marks (the exposure mark and the route, see marks), which are all
+// but the marks (the exposure mark and the route, see markFields), which are all
 // it stores: another property would come back missing from Records, and
 // external-dns would update the name at every sync. It also returns those
 // it leaves out.

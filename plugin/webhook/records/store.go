@@ -121,7 +121,7 @@ const mixedMark = "mixed"
 // mixMarks gives ep, the endpoint of a record set, mixedMark for each mark
 // that a's key, another of the set's, has otherwise (a change cut short).
 func mixMarks(ep *wire.Endpoint, a attrs) {
-	for i, m := range marks {
+	for i, m := range markFields {
 		got, ok := ep.Property(m.property)
 		if v := a.marks[i]; ok == (v != nil) && (!ok || got == *v) {
 			continue

@@ -34,10 +34,10 @@ type slot struct {
 	fields map[string]json.RawMessage
 }
 
-// marks are the ProviderSpecific properties of an endpoint that the store
-// keeps, each in a field of its SkyDNS values: the exposure mark and the
-// route (see package horizon).
-var marks = [...]struct{ property, field string }{
+// markFields are the ProviderSpecific properties of an endpoint that the
+// store keeps, each in a field of its SkyDNS values: the exposure mark and
+// the route (see package horizon).
+var markFields = [...]struct{ property, field string }{
 	{horizon.MarkProperty, horizon.MarkField},
 	{horizon.RouteProperty, horizon.RouteField},
 }
@@ -45,9 +45,9 @@ var marks = [...]struct{ property, field string }{
 // attrs are what a record's targets share: TTL and marks.
 type attrs struct {
 	ttl uint32
-	// marks are the values of marks' fields as stored, by marks' index;
-	// nil for none.
-	marks [len(marks)]*string
+	// marks are the values of markFields' fields as stored, by their
+	// index; nil for none.
+	marks [len(markFields)]*string
 }
 
 // equal reports whether a and b are the same TTL and marks.
@@ -66,7 +66,7 @@ func (a attrs) equal(b attrs) bool {
 // marked returns the attrs of ep's targets: its TTL and the marks it has.
 func marked(ep *wire.Endpoint) attrs {
 	a := attrs{ttl: uint32(ep.RecordTTL)}
-	for i, m := range marks {
+	for i, m := range markFields {
 		if v, ok := ep.Property(m.property); ok {
 			a.marks[i] = &v
 		}
@@ -77,7 +77,7 @@ func marked(ep *wire.Endpoint) attrs {
 // properties returns the ProviderSpecific properties a's marks are.
 func (a attrs) properties() []wire.Property {
 	var props []wire.Property
-	for i, m := range marks {
+	for i, m := range markFields {
 		if v := a.marks[i]; v != nil {
 			props = append(props, wire.Property{Name: m.property, Value: *v})
 		}
@@ -106,9 +106,9 @@ func readSlot(key string, value []byte, prefix string) (*slot, bool) {
 		return nil, false
 	}
 	s := &slot{key: key, name: name, host: v.Host, strip: v.TargetStrip, attrs: attrs{ttl: v.TTL}, fields: fields}
-	for i, m := range marks {
+	for i, m := range markFields {
 		var mark string
-		if raw, ok := fields[m.field]; ok && json.Unmarshal(raw, &mark) == nil {
+		if raw, ok := fields[m.field]; ok && string(raw) != "null" && json.Unmarshal(raw, &mark) == nil {
 			s.marks[i] = &mark
 		}
 	}
@@ -155,7 +155,7 @@ func (s *slot) value() []byte {
 	set("text", s.text, s.hasText)
 	set("ttl", s.ttl, s.ttl != 0)
 	set("targetstrip", s.strip, s.strip != 0)
-	for i, m := range marks {
+	for i, m := range markFields {
 		if v := s.marks[i]; v != nil {
 			set(m.field, *v, true)
 		} else {
