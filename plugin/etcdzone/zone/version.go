@@ -214,9 +214,11 @@ func sameSlice(a, b []dns.RR) bool {
 // escapes: every query of the view asks.
 func (v *Version) Judged(name string, qtype uint16) ([]dns.RR, horizon.Place) {
 	name = plain(name)
-	all := v.withheld[name]
+	var all []dns.RR
 	if n := v.names.byName[name]; n != nil {
 		all = n.judged()
+	} else {
+		all = v.withheld[name]
 	}
 	rrs := all
 	if qtype != dns.TypeANY {

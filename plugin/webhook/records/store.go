@@ -122,14 +122,12 @@ const mixedMark = "mixed"
 // that a's key, another of the set's, has otherwise (a change cut short).
 func mixMarks(ep *wire.Endpoint, a attrs) {
 	for i, m := range markFields {
-		got, ok := ep.Property(m.property)
-		if v := a.marks[i]; ok == (v != nil) && (!ok || got == *v) {
-			continue
-		}
 		j := slices.IndexFunc(ep.ProviderSpecific, func(p wire.Property) bool { return p.Name == m.property })
-		if j < 0 {
+		v := a.marks[i]
+		switch {
+		case j < 0 && v != nil:
 			ep.ProviderSpecific = append(ep.ProviderSpecific, wire.Property{Name: m.property, Value: mixedMark})
-		} else {
+		case j >= 0 && (v == nil || ep.ProviderSpecific[j].Value != *v):
 			ep.ProviderSpecific[j].Value = mixedMark
 		}
 	}
