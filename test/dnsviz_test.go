@@ -52,21 +52,22 @@ func TestDNSViz(t *testing.T) {
 	corefile := insertAfter(t, examplePorts.Replace(readExample(t, "dnssec.Corefile")), "responses-per-second 10", "        exempt-clients 127.0.0.0/8", 1)
 	view := startExample(t, corefile, env)
 	waitServing(t, view.Addr("dns"))
-	checkDNSViz(t, dnsviz, view.Addr("dns"), key, "example.com", "app.example.com", "www.example.com", "x.apps.example.com", "deep.example.com", "nothing.example.com")
+	checkDNSViz(t, dnsviz, view.Addr("dns"), key, nil, "example.com", "app.example.com", "www.example.com", "x.apps.example.com", "deep.example.com", "nothing.example.com")
 }
 
 // checkDNSViz has dnsviz probe the authoritative server of example.com at
 // addr (as ns1.example.net, whose DS is key's) about names, and fails t
 // unless dnsviz grok, with key as trust anchor, finds no error and
-// something secure.
-func checkDNSViz(t *testing.T, dnsviz, addr string, key *dns.DNSKEY, names ...string) {
+// something secure. others are the other zones the answers lead to (a
+// CNAME's target): DNSViz asks their servers, as their zone's ns1, with
+// their keys' DS, rather than the root servers.
+func checkDNSViz(t *testing.T, dnsviz, addr string, key *dns.DNSKEY, others []signedZone, names ...string) {
 	t.Helper()
 	dir := t.TempDir()
 	writeTestFile(t, filepath.Join(dir, "sitecustomize.py"), pygraphvizShim)
 	probe := filepath.Join(dir, "probe.json")
 	host, port, _ := net.SplitHostPort(addr)
 	server := fmt.Sprintf("ns1.example.net=%s:%s", host, port)
-	ds := key.ToDS(dns.SHA256)
 	run := func(args ...string) []byte {
 		t.Helper()
 		cmd := exec.Command(dnsviz, args...)
@@ -81,12 +82,18 @@ func checkDNSViz(t *testing.T, dnsviz, addr string, key *dns.DNSKEY, names ...st
 		}
 		return out
 	}
-	run(append([]string{"probe", "-A", "-4", "-a", "example.com",
+	args := []string{"probe", "-A", "-4", "-a", "example.com",
 		"-x", "example.com+:" + server,
 		"-N", "example.com:" + server,
-		"-D", "example.com:" + strings.TrimPrefix(ds.String(), ds.Hdr.String()),
+		"-D", "example.com:" + dsText(key),
 		"-R", "A,AAAA,CNAME,TXT,MX,SOA,NS",
-		"-o", probe}, names...)...)
+		"-o", probe}
+	for _, z := range others {
+		host, port, _ := net.SplitHostPort(z.addr)
+		server := fmt.Sprintf("ns1.%s=%s:%s", z.name, host, port)
+		args = append(args, "-x", z.name+"+:"+server, "-N", z.name+":"+server, "-D", z.name+":"+dsText(z.key))
+	}
+	run(append(args, names...)...)
 	anchor := filepath.Join(dir, "anchor")
 	writeTestFile(t, anchor, key.String()+"\n")
 	out := run("grok", "-r", probe, "-t", anchor)
@@ -110,6 +117,19 @@ func checkDNSViz(t *testing.T, dnsviz, addr string, key *dns.DNSKEY, names ...st
 		t.Errorf("DNSViz found nothing secure: the answers do not validate from the key")
 	}
 	t.Logf("DNSViz: %d names analyzed, no error, %d warnings", len(results), warnings)
+}
+
+// signedZone is a zone DNSViz is told of: its name (no final dot), the
+// address of its server and its key.
+type signedZone struct {
+	name, addr string
+	key        *dns.DNSKEY
+}
+
+// dsText is the DS of key as dnsviz probe -D takes it: its rdata.
+func dsText(key *dns.DNSKEY) string {
+	ds := key.ToDS(dns.SHA256)
+	return strings.TrimPrefix(ds.String(), ds.Hdr.String())
 }
 
 // collect returns every value under key in the JSON value v, at any depth,

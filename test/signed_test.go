@@ -408,7 +408,7 @@ func TestSignedPrimaryDNSViz(t *testing.T) {
 	dnsviz := prereq.Program(t, "dnsviz", "dnsviz")
 	key, keyFile := writeKey(t, "example.com.")
 	_, nsd := startSignedNSD(t, keyFile, "")
-	checkDNSViz(t, dnsviz, nsd.Addr, key, "example.com", "app.example.com", "alias.example.com", "x.apps.example.com", "y.example.com", "nothing.example.com")
+	checkDNSViz(t, dnsviz, nsd.Addr, key, nil, "example.com", "app.example.com", "alias.example.com", "x.apps.example.com", "y.example.com", "nothing.example.com")
 }
 
 // TestSignedPrimaryLabChain validates the zone of a signing hidden primary

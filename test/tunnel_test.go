@@ -1,6 +1,7 @@
 package test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/globaladdr/globaladdr/internal/etcdtest"
 	"github.com/globaladdr/globaladdr/internal/nameserver"
 	"github.com/globaladdr/globaladdr/internal/oracle"
+	"github.com/globaladdr/globaladdr/internal/prereq"
 
 	"github.com/miekg/dns"
 )
@@ -159,11 +161,13 @@ ns1.example.net. 3600 IN A 198.51.100.53
 relay.example.net. 300 IN A ` + relayAddr + `
 `
 
-// TestTunnelSigned signs the tunnel's zone: Unbound, trusting the zone's
-// key, validates the CNAME that stands for a name's addresses, the denial
-// of the apex's A records the tunnel left out, and a name that does not
-// exist; the CNAME's RRSIG verifies with the key. (DNSViz is not asked: it
-// follows the CNAME out of the zone to the root servers, off this machine.)
+// TestTunnelSigned signs the tunnel's zone: DNSViz, told of the relay's own
+// zone (served signed beside it, so that it asks no root server), finds no
+// error in the CNAMEs that stand for names' addresses, a wildcard's
+// included, nor in the denials; Unbound, trusting the zone's key,
+// validates the CNAME, the denial of the apex's A records the tunnel left
+// out, and a name that does not exist; the CNAME's RRSIG verifies with the
+// key.
 func TestTunnelSigned(t *testing.T) {
 	key, keyFile := writeKey(t, "example.com.")
 	primary, _ := startTunnel(t, nameserver.FreeLoopbackAddr(t), "dnssec "+keyFile, "ns1.example.com ns2.example.net")
@@ -175,6 +179,12 @@ func TestTunnelSigned(t *testing.T) {
 	r := exchange(t, "udp", addr, m)
 	verifySignatures(t, key, r.Answer)
 
+	relayKey, relayKeyFile := writeKey(t, "example.net.")
+	zoneFile := filepath.Join(t.TempDir(), "example.net")
+	writeTestFile(t, zoneFile, relayZone)
+	relay := startCoreDNS(t, "example.net:{port:dns} {\n\tfile "+zoneFile+"\n\tdnssec {\n\t\tkey file "+relayKeyFile+"\n\t}\n}\n")
+	relayZone := signedZone{name: "example.net", addr: relay.Addr("dns"), key: relayKey}
+	checkDNSViz(t, prereq.Program(t, "dnsviz", "dnsviz"), addr, key, []signedZone{relayZone}, "app.example.com", "x.apps.example.com", "example.com", "nothing.example.com")
 	unbound := nameserver.StartUnbound(t, nameserver.FreeLoopbackAddr(t), "example.com.", addr, dsOf(key))
 	for _, q := range []struct {
 		name  string

@@ -4,6 +4,7 @@ go 1.27.0
 
 require (
 	github.com/globaladdr/globaladdr v0.0.0
+	github.com/miekg/dns v1.1.73
 	go.etcd.io/etcd/client/v3 v3.7.2
 	sigs.k8s.io/external-dns v0.23.0
 )
@@ -133,7 +134,6 @@ require (
 	github.com/mdlayher/socket v0.6.0 // indirect
 	github.com/mdlayher/vsock v1.3.0 // indirect
 	github.com/mholt/acmez/v3 v3.1.7 // indirect
-	github.com/miekg/dns v1.1.73 // indirect
 	github.com/minio/simdjson-go v0.4.5 // indirect
 	github.com/mitchellh/go-homedir v1.1.0 // indirect
 	github.com/mitchellh/mapstructure v1.5.1-0.20231216201459-8508981c8b6c // indirect
