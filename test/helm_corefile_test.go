@@ -70,6 +70,13 @@ var chartCases = []chartCase{
 		values: "tunnel-values.yaml", example: "tunnel.Corefile",
 		removed: etcdSecurity(1),
 	},
+	{values: "bundled-etcd-values.yaml", example: "external.Corefile", added: bundledEtcdLines(1, 1), removed: withoutEndpoint(1)},
+	{
+		values: "bundled-etcd-ha-values.yaml", example: "acme.Corefile",
+		added:   append([]string{"update_lease 1h"}, bundledEtcdLines(3, 2)...),
+		removed: withoutEndpoint(2),
+	},
+	{values: "bundled-etcd-cert-manager-values.yaml", example: "external.Corefile", added: bundledEtcdLines(1, 1), removed: withoutEndpoint(1)},
 	{
 		values: "uplink-values.yaml", example: "uplink.Corefile",
 		added:   []string{"from stun stun1.example.net 192.0.2.3:3478 stun2.example.org", "every 60s"},
@@ -84,6 +91,34 @@ func etcdSecurity(n int) []string {
 	var lines []string
 	for range n {
 		lines = append(lines, "credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}", "tls {$ETCD_CERT} {$ETCD_KEY} {$ETCD_CA}")
+	}
+	return lines
+}
+
+// bundledEtcdLines are the lines of n etcdzone blocks of a release that
+// runs its own etcd of members members (the release helmRelease, in the
+// default namespace): the members' client URLs, and the clients'
+// certificate from its Secret's volume (the credentials stay the
+// examples').
+func bundledEtcdLines(members, n int) []string {
+	var urls []string
+	for i := range members {
+		urls = append(urls, fmt.Sprintf("https://%[1]s-etcd-%[2]d.%[1]s-etcd-peer.default.svc:2379", helmRelease, i))
+	}
+	var lines []string
+	for range n {
+		lines = append(lines, "endpoint "+strings.Join(urls, " "), "tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt")
+	}
+	return lines
+}
+
+// withoutEndpoint are the lines of n etcdzone blocks of the examples that a
+// release with its own etcd fills in otherwise: the endpoint (no value
+// gives it) and the TLS client certificate.
+func withoutEndpoint(n int) []string {
+	var lines []string
+	for range n {
+		lines = append(lines, "endpoint", "tls {$ETCD_CERT} {$ETCD_KEY} {$ETCD_CA}")
 	}
 	return lines
 }

@@ -24,6 +24,7 @@ type release struct {
 	roles           map[string]*rbacv1.Role
 	roleBindings    map[string]*rbacv1.RoleBinding
 	pods            map[string]*corev1.Pod // helm test's
+	etcd            bundledEtcd
 	// docs are the manifests as helm rendered them, one object each.
 	docs []string
 }
@@ -49,6 +50,7 @@ func decodeRelease(t *testing.T, rendered string) *release {
 		roles:           map[string]*rbacv1.Role{},
 		roleBindings:    map[string]*rbacv1.RoleBinding{},
 		pods:            map[string]*corev1.Pod{},
+		etcd:            newBundledEtcd(),
 	}
 	for _, doc := range helmDocs(rendered) {
 		if err := r.decode([]byte(doc)); err != nil {
@@ -91,6 +93,20 @@ func (r *release) decode(doc []byte) error {
 		return decodeInto(doc, r.roleBindings)
 	case "v1 Pod":
 		return decodeInto(doc, r.pods)
+	case "apps/v1 StatefulSet":
+		return decodeInto(doc, r.etcd.statefulSets)
+	case "v1 Secret":
+		return decodeInto(doc, r.etcd.secrets)
+	case "batch/v1 Job":
+		return decodeInto(doc, r.etcd.jobs)
+	case "batch/v1 CronJob":
+		return decodeInto(doc, r.etcd.cronJobs)
+	case "networking.k8s.io/v1 NetworkPolicy":
+		return decodeInto(doc, r.etcd.networkPolicies)
+	case "v1 PersistentVolumeClaim":
+		return decodeInto(doc, r.etcd.claims)
+	case certManagerV1 + " Certificate":
+		return decodeInto(doc, r.etcd.certificates)
 	default:
 		return r.manifests.decode(doc)
 	}

@@ -46,8 +46,11 @@ func TestHelmTemplate(t *testing.T) {
 			checkPublishRBAC(t, r, deploy, corefile)
 			dnsServices := 0
 			for _, s := range r.services {
-				if s.Labels["app.kubernetes.io/component"] == "metrics" {
+				switch s.Labels["app.kubernetes.io/component"] {
+				case "metrics":
 					continue // see checkServiceMonitor
+				case "etcd":
+					continue // see checkBundledEtcd
 				}
 				dnsServices++
 				checkChartService(t, s, deploy, chartValues(t, c.path())["views"] == "clients")
@@ -56,6 +59,9 @@ func TestHelmTemplate(t *testing.T) {
 				t.Error("no Service reaches the DNS ports")
 			}
 			for _, pdb := range r.pdbs {
+				if pdb.Labels["app.kubernetes.io/component"] == "etcd" {
+					continue // see checkBundledEtcd
+				}
 				checkSelects(t, "PodDisruptionBudget "+pdb.Name, pdb.Spec.Selector, deploy.Spec.Template.Labels)
 			}
 			for _, sm := range r.serviceMonitors {
@@ -67,6 +73,7 @@ func TestHelmTemplate(t *testing.T) {
 				}
 			}
 			checkDashboard(t, r)
+			checkBundledEtcd(t, r, chartValues(t, c.path()))
 		})
 	}
 }
@@ -161,8 +168,9 @@ func checkDashboard(t *testing.T, r *release) {
 }
 
 // chartManifestFiles renders the chart with each values file of ci/ into
-// a file of dir, without the objects of prometheus-operator's types, which
-// a cluster without its CRDs does not know, and returns their paths.
+// a file of dir, without the objects of prometheus-operator's and
+// cert-manager's types, which a cluster without their CRDs does not know,
+// and returns their paths.
 func chartManifestFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var files []string
@@ -171,7 +179,7 @@ func chartManifestFiles(t *testing.T, dir string) []string {
 		var docs []string
 		for _, doc := range r.docs {
 			var meta metav1.TypeMeta
-			if err := yaml.Unmarshal([]byte(doc), &meta); err == nil && meta.APIVersion != monitoringV1 {
+			if err := yaml.Unmarshal([]byte(doc), &meta); err == nil && meta.APIVersion != monitoringV1 && meta.APIVersion != certManagerV1 {
 				docs = append(docs, doc)
 			}
 		}

@@ -120,6 +120,8 @@ func TestHelmRefuses(t *testing.T) {
 		{[]string{"publish.labels.app\\.kubernetes\\.io/managed-by=someone"}, "invalid propertyName 'app.kubernetes.io/managed-by'"},
 		{[]string{"publish.namespace=External_DNS"}, "/publish/namespace"},
 		{[]string{"etcd.tls.secretName=etcd-client-tls"}, "http://etcd:2379 is not https://"},
+		{[]string{"etcd.deploy=true"}, "etcd.deploy is true, and etcd.endpoints names an etcd of your own: leave one of them out"},
+		{[]string{"etcd.deploy=false", "etcd.endpoints=null"}, "etcd.deploy is false: set etcd.endpoints"},
 		{[]string{"etcd.credentials.secretName=etcd-credentials", "etcd.endpoints={https://etcd-0:2379,http://etcd-1:2379}"}, "http://etcd-1:2379 is not https://"},
 	} {
 		args := []string{"template", helmRelease, chartDir, "--values", filepath.Join(chartDir, "ci", "external-values.yaml")}
@@ -134,7 +136,8 @@ func TestHelmRefuses(t *testing.T) {
 
 // TestHelmBare renders and lints the chart with no values: both must
 // refuse, naming each value only the user knows that the schema requires
-// (the domain, etcd's endpoints, the name servers), instead of a plausible
+// (the domain, the name servers: etcd's endpoints are not, the chart runs
+// one without them), instead of a plausible
 // deployment of placeholders; helm lint softens the templates' fail, not the
 // schema. Without a global address or its source, the template refuses,
 // saying how to set one.
@@ -144,7 +147,7 @@ func TestHelmBare(t *testing.T) {
 		if err == nil {
 			t.Errorf("helm %s passed with no values", cmd[0])
 		}
-		for _, want := range []string{"at '/domain': minLength", "at '/etcd/endpoints': minItems", "at '/zone/ns': minItems"} {
+		for _, want := range []string{"at '/domain': minLength", "at '/zone/ns': minItems"} {
 			if !strings.Contains(stdout+stderr, want) {
 				t.Errorf("helm %s's refusal of a bare install lacks %q:\n%s%s", cmd[0], want, stdout, stderr)
 			}
@@ -193,6 +196,13 @@ func TestHelmSchemaRefuses(t *testing.T) {
 		{`helmTest.image={"tag":1.37}`, "at '/helmTest/image/tag'"},
 		{`helmTest.image={"digest":"sha256:0"}`, "additional properties 'digest' not allowed"},
 		{`helmTest.server="10.0.0.10"`, "additional properties 'server' not allowed"},
+		{`etcd.deploy="yes"`, "at '/etcd/deploy'"},
+		{`etcd.cluster={"members":2}`, "at '/etcd/cluster/members'"},
+		{`etcd.cluster={"persistence":{"size":"lots"}}`, "at '/etcd/cluster/persistence/size'"},
+		{`etcd.cluster={"backup":{"size":"2 GB"}}`, "at '/etcd/cluster/backup/size'"},
+		{`etcd.cluster={"quotaBackendBytes":1000}`, "at '/etcd/cluster/quotaBackendBytes'"},
+		{`etcd.cluster={"certManager":{"issuer":{"kind":"Vault"}}}`, "at '/etcd/cluster/certManager/issuer/kind'"},
+		{`etcd.cluster={"member":3}`, "additional properties 'member' not allowed"},
 		{`publish.lease={"name":"dns","duration":"1s"}`, "at '/publish/lease/duration'"},
 		{`publish.lease={"name":"dns","duration":"0m1s"}`, "at '/publish/lease/duration'"},
 	} {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -33,7 +34,8 @@ const insideEnv = "NETLAB_INSIDE"
 // benchmark, with the other flags it was given) in a new network namespace,
 // passes its output on, fails tb if it failed (a benchmark skips, done),
 // and returns false: tb returns at once. Called in the new namespace, it brings the loopback
-// interface up and returns true: tb goes on there. Call it first, from a
+// interface up and returns true: tb goes on there. The new namespace has a
+// mount namespace of its own too, for Hosts. Call it first, from a
 // top-level test or benchmark.
 func Enter(tb testing.TB) bool {
 	tb.Helper()
@@ -61,7 +63,7 @@ func Enter(tb testing.TB) bool {
 	cmd := exec.Command(os.Args[0], append(args, "-test.count=1")...)
 	cmd.Env = append(os.Environ(), insideEnv+"="+tb.Name())
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Run(); err != nil {
 		tb.Fatalf("%s in its network namespace: %v (its output is above)", tb.Name(), err)
 	}
@@ -71,6 +73,33 @@ func Enter(tb testing.TB) bool {
 		tb.Skip("ran in a network namespace of its own: its results are above")
 	}
 	return false
+}
+
+// Hosts gives names addresses for the test that Enter runs, and every
+// program it starts (in the lab's namespaces too): /etc/hosts, in its mount
+// namespace alone, holds localhost and hosts (name: address). Call it once,
+// after Enter.
+func Hosts(tb testing.TB, hosts map[string]string) {
+	tb.Helper()
+	if os.Getenv(insideEnv) != tb.Name() {
+		tb.Fatal("netlab.Hosts outside netlab.Enter: it would change the machine's /etc/hosts")
+	}
+	var b strings.Builder
+	b.WriteString("127.0.0.1 localhost\n::1 localhost\n")
+	for name, addr := range hosts {
+		fmt.Fprintf(&b, "%s %s\n", addr, name)
+	}
+	file := filepath.Join(tb.TempDir(), "hosts")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	// Private first: a bind mount must not reach the machine's namespace.
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		tb.Fatalf("making the mounts private: %v", err)
+	}
+	if err := unix.Mount(file, "/etc/hosts", "", unix.MS_BIND, ""); err != nil {
+		tb.Fatalf("mounting %s on /etc/hosts: %v", file, err)
+	}
 }
 
 // Lab is a test's named network namespaces; the test's own is its LAN.

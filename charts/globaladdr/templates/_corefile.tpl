@@ -164,11 +164,9 @@ NOTAUTH/BADKEY (RFC 8945), tsigtime with the server's time.
 {{- $props := list -}}
 {{- with $f.file.configMap }}{{ $props = append $props (printf "from file /etc/globaladdr/%s" $f.file.key) }}{{ end -}}
 {{- with $f.etcdKey }}{{ $props = append $props (printf "from etcd %s" .) }}
-{{- with $.Values.etcd }}
-{{- $props = append $props (printf "endpoint %s" (join " " (compact (default (list) .endpoints)))) }}
-{{- if .credentials.secretName }}{{ $props = append $props "credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}" }}{{ end }}
-{{- if .tls.secretName }}{{ $props = append $props "tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt" }}{{ end }}
-{{- end }}
+{{- $props = append $props (printf "endpoint %s" (include "globaladdr.etcdEndpoints" $)) }}
+{{- if include "globaladdr.etcdCredentialsSecret" $ }}{{ $props = append $props "credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}" }}{{ end }}
+{{- if include "globaladdr.etcdTLSSecret" $ }}{{ $props = append $props "tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt" }}{{ end }}
 {{- end -}}
 {{- if $f.upnp.enabled }}{{ $props = append $props (printf "from upnp %s" $f.upnp.url | trimSuffix " ") }}{{ end -}}
 {{- if $f.natpmp.enabled }}{{ $props = append $props (printf "from natpmp %s" $f.natpmp.gateway | trimSuffix " ") }}{{ end -}}
@@ -237,21 +235,21 @@ which need https:// endpoints (the password would go out in clear, the
 client certificate not at all).
 */}}
 {{- define "globaladdr.etcdConnection" -}}
-{{- with .Values.etcd }}
-{{- if or .tls.secretName .credentials.secretName }}
-{{- range (compact (default (list) .endpoints)) }}
+{{- $secure := or (include "globaladdr.etcdTLSSecret" .) (include "globaladdr.etcdCredentialsSecret" .) -}}
+{{- $endpoints := include "globaladdr.etcdEndpoints" . -}}
+{{- if $secure }}
+{{- range splitList " " $endpoints }}
 {{- if not (hasPrefix "https://" .) }}
 {{- fail (printf "etcd.endpoints: %s is not https://: etcd.tls and etcd.credentials need https:// endpoints (the password would go out in clear)" .) }}
 {{- end }}
 {{- end }}
 {{- end }}
-        endpoint {{ join " " (compact (default (list) .endpoints)) }}
-{{- if .credentials.secretName }}
+        endpoint {{ $endpoints }}
+{{- if include "globaladdr.etcdCredentialsSecret" . }}
         credentials {$ETCD_USERNAME} {$ETCD_PASSWORD}
 {{- end }}
-{{- if .tls.secretName }}
+{{- if include "globaladdr.etcdTLSSecret" . }}
         tls /etc/etcd-tls/tls.crt /etc/etcd-tls/tls.key /etc/etcd-tls/ca.crt
-{{- end }}
 {{- end }}
 {{- end -}}
 

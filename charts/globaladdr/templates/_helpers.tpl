@@ -29,7 +29,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{/* The secrets the Corefile names as {$NAME}: each variable's name, Secret and key. */}}
 {{- define "globaladdr.secretEnv" -}}
 {{- $env := list -}}
-{{- with .Values.etcd.credentials.secretName -}}
+{{- with include "globaladdr.etcdCredentialsSecret" . -}}
 {{- $env = append $env (dict "name" "ETCD_USERNAME" "secret" . "key" "username") -}}
 {{- $env = append $env (dict "name" "ETCD_PASSWORD" "secret" . "key" "password") -}}
 {{- end -}}
