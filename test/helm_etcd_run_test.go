@@ -35,9 +35,11 @@ import (
 // webhook sidecar's user wrote, logged in as the reader, which etcd refuses
 // a write. With a member killed, then the leader, writes and answers go on;
 // with every member restarted, nothing is lost. The defragmentation
-// CronJob runs as rendered; the webhook sidecar's Corefile (the chart's
-// ConfigMap), logged in as the writer, writes what external-dns sends; the
-// backup CronJob's script saves a snapshot, and keeps the newest.
+// CronJob runs as rendered; the webhook sidecar, as external-dns's chart
+// runs it with our values beside the release, writes what external-dns
+// sends as the writer; the backup CronJob's script saves a snapshot, and
+// keeps the newest. A new cluster restored from the newest (the members'
+// restore init container as rendered) serves every record again.
 func TestHelmBundledEtcd(t *testing.T) {
 	if !netlab.Enter(t) {
 		return
@@ -131,21 +133,7 @@ func TestHelmBundledEtcd(t *testing.T) {
 
 	runJob(t, r.etcd.cronJobs[name+"-defrag"].Spec.JobTemplate.Spec.Template.Spec, k, tools)
 
-	// The webhook sidecar, logged in as the writer (the Secret
-	// external-dns's values give it), writes what external-dns asks.
-	writerLogin := k.secrets[name+"-writer"]
-	sidecar := r.inPod(t, deploy, k, strings.NewReplacer(
-		"{$ETCD_USERNAME}", writerLogin["username"], "{$ETCD_PASSWORD}", writerLogin["password"],
-	).Replace(r.configMaps[helmRelease+"-webhook"].Data["Corefile"]))
-	sidecar = strings.NewReplacer("127.0.0.1:8888 {", "127.0.0.1:{httpport:webhook} {", "health :8080", "health :{httpport:webhookhealth}").Replace(sidecar)
-	api := "http://" + startCoreDNS(t, sidecar).Addr("webhook")
-	changes := `{"create":[{"dnsName":"hooked.` + exampleDomain + `","targets":["` + exampleInternal + `"],"recordType":"A","recordTTL":303}]}`
-	eventually(t, 30*time.Second, "the sidecar's write", func() error {
-		if resp, body := webhookCall(t, "POST", api+"/records", changes); resp.StatusCode != http.StatusNoContent {
-			return fmt.Errorf("POST /records: %d %s", resp.StatusCode, body)
-		}
-		return nil
-	})
+	checkBundledSidecar(t, r, k)
 	answered("hooked")
 
 	backups := t.TempDir()
@@ -156,7 +144,58 @@ func TestHelmBundledEtcd(t *testing.T) {
 	}
 	saved, _ := filepath.Glob(filepath.Join(backups, "snapshot-*.db"))
 	if len(saved) != 2 {
-		t.Errorf("the backups: %v, want the newest 2 of 3", saved)
+		t.Fatalf("the backups: %v, want the newest 2 of 3", saved)
+	}
+
+	// Restore, as docs/bundled-etcd.md says: the release installed anew
+	// (its Secrets kept), its members' volumes new and empty, from the
+	// newest snapshot of the backups' volume.
+	srv.Stop()
+	for i := range members {
+		members[i].stop()
+	}
+	restored := renderRelease(t, filepath.Join(chartDir, "ci", "bundled-etcd-values.yaml"), writeValues(t, fmt.Sprintf(
+		"etcd: {cluster: {members: 3, restore: {claim: %s-backup, file: %s}}}", name, filepath.Base(saved[len(saved)-1]))))
+	spec := restored.etcd.statefulSets[name].Spec.Template.Spec
+	utl := filepath.Join(filepath.Dir(etcdBin), "etcdutl-3.6")
+	if _, err := os.Stat(utl); err != nil {
+		prereq.Missing(t, "%s: run make etcd-bins", utl)
+	}
+	for i := range members {
+		m := &members[i]
+		m.data = t.TempDir()
+		m.restore(t, spec, k, tools, utl, backups)
+		m.start(t, etcdBin, spec, k)
+	}
+	runJob(t, restored.etcd.jobs[name+"-auth"].Spec.Template.Spec, k, tools)
+	srv = startCoreDNS(t, r.podCorefile(t, deploy, k))
+	dnsAddr = srv.Addr("dns")
+	waitServing(t, dnsAddr)
+	for _, host := range []string{"app", "after0", "after1", "restarted", "hooked"} {
+		answered(host)
+	}
+}
+
+// restore runs the member's restore init container as spec gives it, the
+// snapshot's volume the directory backups, etcdutl utl.
+func (m *etcdMember) restore(t *testing.T, spec corev1.PodSpec, k cluster, tools jobTools, utl, backups string) {
+	t.Helper()
+	var c *corev1.Container
+	for i := range spec.InitContainers {
+		if spec.InitContainers[i].Name == "restore" {
+			c = &spec.InitContainers[i]
+		}
+	}
+	if c == nil {
+		t.Fatal("no restore init container")
+	}
+	paths := podPaths(t, spec, *c, k, map[string]string{"data": m.data, "backup": backups, "tools": tools.applets})
+	var args []string
+	for _, a := range c.Command {
+		args = append(args, strings.ReplaceAll(paths.Replace(strings.ReplaceAll(a, "$(POD_NAME)", m.pod)), "/usr/local/bin/etcdutl", utl))
+	}
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s's restore: %v\n%s", m.pod, err, out)
 	}
 }
 
@@ -347,4 +386,33 @@ func bundledClient(t *testing.T, r *release, user string) *clientv3.Client {
 	must(t, err)
 	t.Cleanup(func() { cli.Close() })
 	return cli
+}
+
+// checkBundledSidecar runs the webhook sidecar as external-dns's chart
+// renders it with externalDNSWebhookValues, beside r (webhook.enabled): its
+// Corefile from r's ConfigMap, its user and certificate r's Secrets in k.
+// It writes what external-dns sends as the writer.
+func checkBundledSidecar(t *testing.T, r *release, k cluster) {
+	t.Helper()
+	chart, _ := externalDNSChart(t)
+	d := externalDNSDeployment(t, renderExternalDNS(t, chart, externalDNSWebhookValues))
+	hook := podContainer(t, d, "webhook")
+	spec := d.Spec.Template.Spec
+	mounts := podPaths(t, spec, hook, k, nil)
+	env := map[string]string{}
+	for _, e := range hook.Env {
+		env[e.Name] = e.Value
+		if ref := e.ValueFrom; ref != nil {
+			env[e.Name] = lookupKey(t, "Secret", k.secrets, ref.SecretKeyRef.Name, ref.SecretKeyRef.Key)
+		}
+	}
+	corefile := mounts.Replace(k.configMaps[helmRelease+"-webhook"]["Corefile"])
+	webhookPort, healthPort := freePort(t), freePort(t)
+	corefile = strings.NewReplacer("127.0.0.1:8888 {", "127.0.0.1:"+webhookPort+" {", "health :8080", "health :"+healthPort).Replace(corefile)
+	sidecar := startSidecar(t, hook, corefile, env)
+	sidecar.awaitReady(t, time.Minute, func() error { return getOK("http://127.0.0.1:" + healthPort + "/readyz") })
+	changes := `{"create":[{"dnsName":"hooked.` + exampleDomain + `","targets":["` + exampleInternal + `"],"recordType":"A","recordTTL":303}]}`
+	if resp, body := webhookCall(t, "POST", "http://127.0.0.1:"+webhookPort+"/records", changes); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("POST /records: %d %s", resp.StatusCode, body)
+	}
 }
