@@ -79,7 +79,7 @@ generate:
 # A file that is the same already is left alone, and a changed one replaced
 # whole (a copy renamed over it): make test's dist runs this while the chart's
 # tests read the chart.
-CHART_FILES := globaladdr-rules.yaml globaladdr-dashboard.json
+CHART_FILES := globaladdr-rules.yaml etcd-rules.yaml globaladdr-dashboard.json
 chart-files:
 	for f in $(CHART_FILES); do cmp -s monitoring/$$f charts/globaladdr/files/$$f || \
 		{ cp monitoring/$$f charts/globaladdr/files/$$f.tmp && mv charts/globaladdr/files/$$f.tmp charts/globaladdr/files/$$f; }; done

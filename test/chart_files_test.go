@@ -12,7 +12,7 @@ import (
 // copies, not links, since helm warns on every render about links out of a
 // chart. `make chart-files` copies them.
 func TestChartFilesAreMonitoring(t *testing.T) {
-	for _, name := range []string{"globaladdr-rules.yaml", "globaladdr-dashboard.json"} {
+	for _, name := range []string{rulesFile, etcdRulesFile, dashboardFile} {
 		chart := filepath.Join(chartDir, "files", name)
 		if fi, err := os.Lstat(chart); err != nil || fi.Mode()&os.ModeSymlink != 0 {
 			t.Errorf("%s: want a copy of monitoring/%s, not a link (%v)", chart, name, err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,12 @@ func TestHelmBundledEtcd(t *testing.T) {
 	for range 2 { // the Job after an install, then after an upgrade
 		runJob(t, r.etcd.jobs[name+"-auth"].Spec.Template.Spec, k, tools)
 	}
+	var targets []string
+	for _, m := range members {
+		targets = append(targets, m.addr+":2381")
+	}
+	prom := startPrometheus(t, "globaladdr-etcd", targets, filepath.Join(repoRoot(t), "monitoring", etcdRulesFile))
+	checkEtcdRules(t, prom)
 	writer := bundledClient(t, r, "writer")
 	reader := bundledClient(t, r, "reader")
 	put := func(host, addr string) error {
@@ -115,6 +122,12 @@ func TestHelmBundledEtcd(t *testing.T) {
 	for i, leader := range []bool{false, true} {
 		m := members.find(t, writer, leader)
 		m.stop()
+		eventually(t, 30*time.Second, "Prometheus sees "+m.pod+" down", func() error {
+			if n, err := prom.query(`up{job="globaladdr-etcd"} == 0`); err != nil || n != 1 {
+				return fmt.Errorf("%d members down: %v", n, err)
+			}
+			return nil
+		})
 		host := fmt.Sprintf("after%d", i)
 		eventually(t, 30*time.Second, "a write with "+m.pod+" down", func() error { return put(host, exampleInternal) })
 		answered(host)
@@ -416,3 +429,45 @@ func checkBundledSidecar(t *testing.T, r *release, k cluster) {
 		t.Fatalf("POST /records: %d %s", resp.StatusCode, body)
 	}
 }
+
+// checkEtcdRules checks monitoring/'s rules on the bundled etcd against
+// the members prom scrapes: each etcd metric they name has a series, and
+// Prometheus evaluates every rule without error. (Their kube-state-metrics
+// series, the backup's CronJob's, are not made here.)
+func checkEtcdRules(t *testing.T, prom *prometheusServer) {
+	t.Helper()
+	names := map[string]bool{}
+	for _, g := range readRuleFile(t, etcdRulesFile).Groups {
+		for _, r := range g.Rules {
+			for _, n := range etcdMetricName.FindAllString(r.Expr, -1) {
+				names[n] = true
+			}
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("%s names no etcd metric", etcdRulesFile)
+	}
+	eventually(t, time.Minute, "Prometheus has scraped the members and evaluated the rules", func() error {
+		for n := range names {
+			if got, err := prom.query(n + `{job="globaladdr-etcd"}`); err != nil || got != 3 {
+				return fmt.Errorf("%s: %d series, want one per member: %v", n, got, err)
+			}
+		}
+		rules, err := prom.rules()
+		if err != nil {
+			return err
+		}
+		for _, r := range rules {
+			if r.LastEvaluation.IsZero() {
+				return fmt.Errorf("%s is not evaluated yet", r.Name)
+			}
+			if r.Health != "ok" {
+				t.Errorf("rule %s: %s %s", r.Name, r.Health, r.LastError)
+			}
+		}
+		return nil
+	})
+}
+
+// etcdMetricName matches the names of etcd's metrics, and up.
+var etcdMetricName = regexp.MustCompile(`\b(etcd_[a-z0-9_]+|up)\b`)

@@ -68,8 +68,12 @@ func TestHelmTemplate(t *testing.T) {
 				checkServiceMonitor(t, sm, r)
 			}
 			for _, pr := range r.prometheusRules {
-				if !reflect.DeepEqual(pr.Spec, readRules(t)) {
-					t.Errorf("PrometheusRule %s does not hold the rules of monitoring/%s", pr.Name, rulesFile)
+				file := rulesFile
+				if pr.Labels["app.kubernetes.io/component"] == "etcd" {
+					file = etcdRulesFile
+				}
+				if !reflect.DeepEqual(pr.Spec, readRuleFile(t, file)) {
+					t.Errorf("PrometheusRule %s does not hold the rules of monitoring/%s", pr.Name, file)
 				}
 			}
 			checkDashboard(t, r)

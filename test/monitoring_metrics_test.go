@@ -146,7 +146,7 @@ func TestMonitoringPrometheus(t *testing.T) {
 		"ECHO_A", echoA.url, "ECHO_B", echoB.url, "ECHO_LOOPBACK", echoLoopback.url, "HTTPS_CA", ca.file,
 		"DNSKEYPREFIX", keyFile,
 	).Replace(metricsCorefile))
-	prom := startPrometheus(t, srv.Addr("metrics"), filepath.Join(repoRoot(t), "monitoring", rulesFile))
+	prom := startPrometheus(t, "coredns", []string{srv.Addr("metrics")}, filepath.Join(repoRoot(t), "monitoring", rulesFile))
 
 	exprs, names := monitoringQueries(t)
 	makeMetrics(t, srv, file)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,28 +23,28 @@ type prometheusServer struct {
 	url string // http://127.0.0.1:PORT
 }
 
-// prometheusConfig scrapes one target every second and evaluates the rule
-// file every second.
+// prometheusConfig scrapes the targets of a job every second and evaluates
+// the rule file every second.
 const prometheusConfig = `global:
   scrape_interval: 1s
   evaluation_interval: 1s
 rule_files: [%q]
 scrape_configs:
-  - job_name: coredns
+  - job_name: %s
     static_configs:
-      - targets: [%q]
+      - targets: [%s]
 `
 
-// startPrometheus starts Prometheus on a free loopback port, scraping
-// target (host:port, its /metrics) and evaluating the rules of ruleFile,
-// with its data in t's temporary directory (startProgram), and waits until
-// it is ready.
-func startPrometheus(t *testing.T, target, ruleFile string) *prometheusServer {
+// startPrometheus starts Prometheus on a free loopback port, scraping the
+// targets (host:port, their /metrics) as job and evaluating the rules of
+// ruleFile, with its data in t's temporary directory (startProgram), and
+// waits until it is ready.
+func startPrometheus(t *testing.T, job string, targets []string, ruleFile string) *prometheusServer {
 	t.Helper()
 	bin := prereq.Program(t, "prometheus", "prometheus")
 	dir := t.TempDir()
 	config := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(config, fmt.Appendf(nil, prometheusConfig, ruleFile, target), 0o600); err != nil {
+	if err := os.WriteFile(config, fmt.Appendf(nil, prometheusConfig, ruleFile, job, `"`+strings.Join(targets, `", "`)+`"`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	port, err := corednstest.FreeTCPPort()

@@ -3,6 +3,7 @@ package test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +24,7 @@ type (
 		metav1.TypeMeta   `json:",inline"`
 		metav1.ObjectMeta `json:"metadata"`
 		Spec              struct {
+			JobLabel  string               `json:"jobLabel,omitempty"`
 			Selector  metav1.LabelSelector `json:"selector"`
 			Endpoints []struct {
 				Port     string `json:"port"`
@@ -56,12 +58,20 @@ type ruleFile struct {
 // monitoringDir is monitoring/, relative to this package.
 const monitoringDir = "../monitoring"
 
-// The files of monitoring/, which the chart's files/ links to.
+// The files of monitoring/, which the chart's files/ copies: the alerts on
+// CoreDNS, those on the bundled etcd, and their unit tests (a rule file's,
+// NAME.test.yaml beside NAME.yaml), and the dashboard.
 const (
 	rulesFile     = "globaladdr-rules.yaml"
-	rulesTestFile = "globaladdr-rules.test.yaml"
+	etcdRulesFile = "etcd-rules.yaml"
 	dashboardFile = "globaladdr-dashboard.json"
 )
+
+// ruleFiles are the rule files of monitoring/.
+var ruleFiles = []string{rulesFile, etcdRulesFile}
+
+// testFileOf is the unit tests' file of the rule file name.
+func testFileOf(name string) string { return strings.TrimSuffix(name, ".yaml") + ".test.yaml" }
 
 // readMonitoring returns the content of the file name of monitoring/.
 func readMonitoring(t *testing.T, name string) []byte {
@@ -73,12 +83,19 @@ func readMonitoring(t *testing.T, name string) []byte {
 	return b
 }
 
-// readRules decodes monitoring/'s rule file strictly.
+// readRules decodes monitoring/'s rule file of the alerts on CoreDNS
+// strictly.
 func readRules(t *testing.T) ruleFile {
 	t.Helper()
+	return readRuleFile(t, rulesFile)
+}
+
+// readRuleFile decodes monitoring/'s rule file name strictly.
+func readRuleFile(t *testing.T, name string) ruleFile {
+	t.Helper()
 	var rules ruleFile
-	if err := yaml.UnmarshalStrict(readMonitoring(t, rulesFile), &rules); err != nil {
-		t.Fatalf("%s: %v", rulesFile, err)
+	if err := yaml.UnmarshalStrict(readMonitoring(t, name), &rules); err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
 	return rules
 }
