@@ -244,20 +244,31 @@ const chartReference = "oci://ghcr.io/globaladdr/charts/globaladdr"
 // instead of installing it (template for install) from this repository's
 // chart instead of the published one, which must be this chart's version:
 // the Corefile holds its name server inside the domain, and that one's
-// glue, which the chart refuses to go without.
+// glue, which the chart refuses to go without. The second helm install is
+// external-dns's chart at the version the tests render, with
+// externalDNSWebhookValues, beside the sidecar's ConfigMap.
 func TestHelmREADMEInstall(t *testing.T) {
-	var install, values string
+	var install, externalDNS, values string
 	for _, s := range readSnippets(t, "../README.md") {
 		switch {
 		case s.Section != "Install on Kubernetes":
 		case s.Lang == "yaml" && install == "":
 			values = s.Text
 		case strings.HasPrefix(s.Text, "helm install "):
-			install = s.Text
+			install, externalDNS, _ = strings.Cut(s.Text, "\n") // the chart's, then external-dns's
 		}
 	}
 	if install == "" || values == "" {
 		t.Fatal("README.md's Install on Kubernetes has no helm install with a values.yaml before it")
+	}
+	chartDirectory, _ := externalDNSChart(t)
+	for _, want := range []string{"helm install external-dns ", " --version " + readChartMeta(t, chartDirectory).Version + " ", " -f corefile-examples/kubernetes/" + externalDNSWebhookValues + "\n"} {
+		if !strings.Contains(externalDNS, want) {
+			t.Errorf("the README's second helm install, external-dns's, lacks %q: %s", want, externalDNS)
+		}
+	}
+	if !strings.Contains(values, "webhook:\n  enabled: true\n") {
+		t.Errorf("the README's values.yaml lacks webhook.enabled, the sidecar's ConfigMap:\n%s", values)
 	}
 	for _, want := range []string{" " + chartReference + " ", " --version " + readChartMeta(t, chartDir).Version + " ", " -f values.yaml"} {
 		if !strings.Contains(install, want) {
