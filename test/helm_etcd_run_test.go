@@ -453,19 +453,7 @@ func checkEtcdRules(t *testing.T, prom *prometheusServer) {
 				return fmt.Errorf("%s: %d series, want one per member: %v", n, got, err)
 			}
 		}
-		rules, err := prom.rules()
-		if err != nil {
-			return err
-		}
-		for _, r := range rules {
-			if r.LastEvaluation.IsZero() {
-				return fmt.Errorf("%s is not evaluated yet", r.Name)
-			}
-			if r.Health != "ok" {
-				t.Errorf("rule %s: %s %s", r.Name, r.Health, r.LastError)
-			}
-		}
-		return nil
+		return prom.evaluated(t)
 	})
 }
 

@@ -167,24 +167,7 @@ func TestMonitoringPrometheus(t *testing.T) {
 			t.Errorf("%v", err)
 		}
 	}
-	eventually(t, time.Minute, "Prometheus has evaluated every rule", func() error {
-		rules, err := prom.rules()
-		if err != nil {
-			return err
-		}
-		for _, r := range rules {
-			if r.LastEvaluation.IsZero() {
-				return fmt.Errorf("%s is not evaluated yet", r.Name)
-			}
-			if r.Health != "ok" {
-				t.Errorf("rule %s: %s %s", r.Name, r.Health, r.LastError)
-			}
-		}
-		if len(rules) == 0 {
-			return fmt.Errorf("no rules loaded")
-		}
-		return nil
-	})
+	eventually(t, time.Minute, "Prometheus has evaluated every rule", func() error { return prom.evaluated(t) })
 }
 
 // monitoringQueries returns the PromQL expressions of monitoring/'s rules

@@ -126,3 +126,25 @@ func (p *prometheusServer) rules() ([]ruleHealth, error) {
 	}
 	return rules, nil
 }
+
+// evaluated returns an error until Prometheus has evaluated each of its
+// rules at least once, and fails t for each it evaluated with an error.
+func (p *prometheusServer) evaluated(t *testing.T) error {
+	t.Helper()
+	rules, err := p.rules()
+	if err != nil {
+		return err
+	}
+	if len(rules) == 0 {
+		return fmt.Errorf("no rules loaded")
+	}
+	for _, r := range rules {
+		if r.LastEvaluation.IsZero() {
+			return fmt.Errorf("%s is not evaluated yet", r.Name)
+		}
+		if r.Health != "ok" {
+			t.Errorf("rule %s: %s %s", r.Name, r.Health, r.LastError)
+		}
+	}
+	return nil
+}

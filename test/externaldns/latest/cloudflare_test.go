@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coredns/coredns/plugin/test"
 	published "github.com/globaladdr/globaladdr/plugin/publish/endpoints"
 
 	"github.com/miekg/dns"
@@ -33,8 +34,8 @@ import (
 func TestCloudflareProxied(t *testing.T) {
 	const tunnel = "relay.example.net."
 	zone := []dns.RR{
-		mustRR(t, "app.example.com. 900 IN CNAME "+tunnel),
-		mustRR(t, "www.example.com. 300 IN A 198.51.100.80"),
+		test.CNAME("app.example.com. 900 IN CNAME " + tunnel),
+		test.A("www.example.com. 300 IN A 198.51.100.80"),
 	}
 	for _, tc := range []struct {
 		name  string
@@ -86,14 +87,4 @@ func TestCloudflareProxied(t *testing.T) {
 			}
 		})
 	}
-}
-
-// mustRR parses the record s.
-func mustRR(t *testing.T, s string) dns.RR {
-	t.Helper()
-	rr, err := dns.NewRR(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rr
 }
