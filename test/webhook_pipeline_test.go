@@ -63,6 +63,9 @@ var pipelineFlags = []string{
 //   - routes: a name routed "tunnel" by its annotation is a CNAME to the
 //     tunnel outside, one routed "address" is served by address, one with
 //     a route no view has is missing, until the route is flipped;
+//   - legacy annotations: the exposure mark under external-dns's old
+//     prefix is lost by v0.23.0 (the name public where unmarked names
+//     are), and holds with --enable-legacy-annotation-prefix;
 //   - faults: etcd stopped, the webhook stopped, external-dns killed as a
 //     change set arrives; the next sync converges, nothing lost or written
 //     twice.
@@ -77,6 +80,7 @@ func TestWebhookPipeline(t *testing.T) {
 		{"migration", p.migration},
 		{"exposure", p.exposure},
 		{"routes", p.routes},
+		{"legacy annotations", p.legacyAnnotations},
 		{"faults", p.faults},
 	} {
 		if !t.Run(phase.name, phase.run) {
