@@ -3,12 +3,15 @@ package globaladdr
 import (
 	"context"
 	"fmt"
+	stdlog "log"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/plugin"
+	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
 
@@ -359,4 +362,29 @@ func mustRR(t *testing.T, s string) dns.RR {
 		t.Fatalf("%s: %v", s, err)
 	}
 	return rr
+}
+
+// TestDebugNamesDropped checks that, with the debug plugin's logging on, a
+// reply the view dropped an internal record from logs the record itself
+// beside the counts: an operator sees which name lost what.
+func TestDebugNamesDropped(t *testing.T) {
+	var logged strings.Builder
+	stdlog.SetOutput(&logged)
+	clog.D.Set()
+	t.Cleanup(func() { clog.D.Clear(); stdlog.SetOutput(os.Stderr) })
+	var asked []string
+	g := newTestPlugin(t, v4only, backend(reply{answer: []dns.RR{test.AAAA("app.example.com. 30 IN AAAA fd00::51")}}, &asked))
+	m := new(dns.Msg)
+	m.SetQuestion("app.example.com.", dns.TypeAAAA)
+	if _, err := g.ServeDNS(context.Background(), dnstest.NewRecorder(&test.ResponseWriter{}), m); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"[DEBUG] plugin/globaladdr: dropped 0 A and 1 AAAA internal records without a global address",
+		"[DEBUG] plugin/globaladdr: the first record dropped: app.example.com.\t30\tIN\tAAAA\tfd00::51",
+	} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("the debug log lacks %q:\n%s", want, logged.String())
+		}
+	}
 }

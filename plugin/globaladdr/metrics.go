@@ -125,6 +125,9 @@ func report(ctx context.Context, t *outside.Tally) {
 			log.Debugf("dropped %d %s records or hint addresses holding an internal address", r.N, dns.Type(r.Type))
 		}
 	}
+	if t.FirstDropped != nil {
+		log.Debugf("the first record dropped: %s", t.FirstDropped)
+	}
 }
 
 func add(c prometheus.Counter, n int) {

@@ -107,7 +107,7 @@ func (p *Policy) Count(rr dns.RR, g *Globals, t *Tally) {
 		if repl, _ := p.replace(a, g, &buf); len(repl) > 0 {
 			t.rewritten(rr.Header().Rrtype)
 		} else {
-			t.dropped(rr.Header().Rrtype, 1)
+			t.droppedRR(rr)
 		}
 	case rewriteHints:
 		_, _ = p.rewriteHints(nil, rr, g, t) // SVCB and HTTPS: rare
@@ -128,7 +128,7 @@ func (p *Policy) rewriteAddr(out []dns.RR, seen *index[member, struct{}], rr dns
 	}
 	hdr := *rr.Header()
 	if len(repl) == 0 {
-		t.dropped(hdr.Rrtype, 1)
+		t.droppedRR(rr)
 		return out, nil
 	}
 	if p.ttl >= 0 {

@@ -25,6 +25,11 @@ type Tally struct {
 	Tunnelled, Unrouted int
 	// Rare counts the records of the other types, by type.
 	Rare []typeCount
+	// FirstDropped is the first record the view dropped for an address
+	// it holds (one with no global address of its family, malformed, or
+	// internal in data that can't be rewritten), for the debug log; nil
+	// when none was.
+	FirstDropped dns.RR
 }
 
 // typeCount is a count of records of one type, rewritten or dropped.
@@ -68,11 +73,20 @@ func (t *Tally) dropped(typ uint16, n int) {
 	}
 }
 
+// droppedRR counts rr, dropped for an address it holds, and keeps it as
+// FirstDropped if it is the first.
+func (t *Tally) droppedRR(rr dns.RR) {
+	if t.FirstDropped == nil {
+		t.FirstDropped = rr
+	}
+	t.dropped(rr.Header().Rrtype, 1)
+}
+
 // drop counts rr, left out of the view by act, one of the drop actions.
 func (t *Tally) drop(act action, rr dns.RR) {
 	switch act {
 	case dropAddr, dropData:
-		t.dropped(rr.Header().Rrtype, 1)
+		t.droppedRR(rr)
 	case dropHidden:
 		t.Hidden++
 	case dropRegistry:

@@ -67,7 +67,7 @@ func (p *Policy) CountOwner(rrs []dns.RR, g *Globals, at horizon.Place, t *Tally
 		case at.Alias:
 			t.Tunnelled++
 		default:
-			t.dropped(rr.Header().Rrtype, 1)
+			t.droppedRR(rr)
 		}
 	}
 }
