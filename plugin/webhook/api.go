@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -13,10 +14,6 @@ import (
 	"github.com/globaladdr/globaladdr/plugin/webhook/records"
 	"github.com/globaladdr/globaladdr/plugin/webhook/wire"
 )
-
-// maxBody bounds a request's body: a change set of 30,000 hosts is about
-// 10 MB.
-const maxBody = 64 << 20
 
 // api returns the API's routes, as external-dns's webhook client calls
 // them.
@@ -90,7 +87,13 @@ func (w *Webhook) records(rw http.ResponseWriter, r *http.Request) {
 	if eps == nil {
 		eps = []*wire.Endpoint{}
 	}
-	reply(rw, http.StatusOK, eps)
+	b, err := json.Marshal(eps)
+	if err != nil {
+		fail(rw, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.size.observe(len(b), len(eps))
+	write(rw, http.StatusOK, b)
 }
 
 // apply answers POST /records: it writes the change set, and answers 204
@@ -184,15 +187,21 @@ func accepts(rw http.ResponseWriter, r *http.Request) bool {
 }
 
 // decode reads r's body, JSON of the protocol's media type, into v; else
-// it answers 415 (another media type) or 400 (not the JSON v is), with the
-// reason.
+// it answers 415 (another media type), 413 (over bodyCap) or 400 (not the
+// JSON v is), with the reason.
 func decode(rw http.ResponseWriter, r *http.Request, v any) bool {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !mediaMatches(ct, false) {
 		fail(rw, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q is not %s", ct, wire.MediaType))
 		return false
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(rw, r.Body, maxBody))
+	dec := json.NewDecoder(http.MaxBytesReader(rw, r.Body, bodyCap))
 	if err := dec.Decode(v); err != nil {
+		if _, over := errors.AsType[*http.MaxBytesError](err); over {
+			reason := fmt.Sprintf("%s %s: the body is over %s, external-dns's own cap: split the zones between external-dns instances (--domain-filter)", r.Method, r.URL.Path, sizeText(bodyCap))
+			log.Error(reason)
+			fail(rw, http.StatusRequestEntityTooLarge, reason)
+			return false
+		}
 		fail(rw, http.StatusBadRequest, fmt.Sprintf("the body is not the JSON of %s: %v", what(v), err))
 		return false
 	}
@@ -240,6 +249,11 @@ func reply(rw http.ResponseWriter, status int, v any) {
 		fail(rw, http.StatusInternalServerError, err.Error())
 		return
 	}
+	write(rw, status, b)
+}
+
+// write answers status with b, JSON, in the protocol's media type.
+func write(rw http.ResponseWriter, status int, b []byte) {
 	rw.Header().Set("Content-Type", wire.MediaType)
 	rw.WriteHeader(status)
 	rw.Write(append(b, '\n'))

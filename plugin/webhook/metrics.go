@@ -29,6 +29,12 @@ var (
 		Name:      "refused_endpoints_total",
 		Help:      "Counter of endpoints external-dns sent that the SkyDNS format can't hold.",
 	})
+	recordsBytes = promauto.NewGauge(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "records_bytes",
+		Help:      "Size in bytes of the last GET /records reply; external-dns v0.23 reads at most 32 MiB by default.",
+	})
 )
 
 // counted counts each request h answers, by its route (its pattern, so

@@ -32,6 +32,8 @@ type Webhook struct {
 	// logged holds the refusals already logged, so that a sync a minute
 	// does not log the same one again.
 	logged sync.Map
+	// size follows GET /records's replies against external-dns's cap.
+	size replySize
 }
 
 const (
@@ -40,8 +42,11 @@ const (
 	requestTimeout = 10 * time.Second
 	// shutdownTimeout is how long a stop waits for requests under way.
 	shutdownTimeout = 5 * time.Second
-	// headerTimeout bounds reading a request's headers.
+	// headerTimeout bounds reading a request's headers, and idleTimeout
+	// how long a kept-alive connection waits for the next: external-dns
+	// v0.23's own webhook servers' defaults.
 	headerTimeout = 5 * time.Second
+	idleTimeout   = 30 * time.Second
 )
 
 // cutOff is what the webhook does while etcd does not answer, as its
@@ -77,7 +82,7 @@ func (w *Webhook) serve(addr string, h http.Handler, what string) error {
 		w.closeLocked()
 		return fmt.Errorf("%s: %w", pluginName, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout}
 	w.servers = append(w.servers, srv)
 	w.bound = append(w.bound, ln.Addr())
 	go func() {
