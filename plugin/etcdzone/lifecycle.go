@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -254,10 +255,19 @@ func (x *EtcdZone) newZones(server string, servers []string) ([]*blockZone, erro
 		names = x.etcd.Zones
 	}
 	etcdZones := dnsname.Set(x.etcd.Zones)
+	keys := plugin.OriginsFromArgsOrServerBlock(nil, strings.Fields(x.corefile.Block))
 	var zones []*blockZone
 	for _, name := range names {
 		if !etcdZones.Holds(name) {
 			return nil, x.errorf(x.corefile.Where, "zone %s is not one of the etcd plugin's zones %v", name, x.etcd.Zones)
+		}
+		if !slices.ContainsFunc(keys, func(key string) bool { return dnsname.In(name, key) || dnsname.In(key, name) }) {
+			whose := "zone"
+			if len(x.corefile.Zones) == 0 {
+				whose = "the etcd plugin's zone (`etcd " + strings.Join(x.etcd.Zones, " ") + "`)"
+			}
+			return nil, x.errorf(x.corefile.Where, "%s %s lies outside the server block's zones %v: no question for it reaches this block; "+
+				"add it to the block's keys, or serve it in a block of its own", whose, name, keys)
 		}
 		metrics := series{servers: servers, zone: name}
 		config := &zone.Zone{Name: name, Apex: &x.corefile.Apex, Hosts: x.corefile.NameServers(), Upstream: chaser{x}}
