@@ -242,10 +242,10 @@ func answerData(r *dns.Msg) []string {
 }
 
 // TestExposeMarkedWithoutMarks starts expose marked in a block whose
-// backends mark no name (whoami): it would answer every name NXDOMAIN, so
+// backends mark no name (forward): it would answer every name NXDOMAIN, so
 // start-up stops, naming the plugin, the file, the line and the fix.
 func TestExposeMarkedWithoutMarks(t *testing.T) {
-	_, err := tryStartCoreDNS(t, "example.com:{port:dns} {\n\tglobaladdr 203.0.113.10 {\n\t\texpose marked\n\t}\n\twhoami\n}\n")
+	_, err := tryStartCoreDNS(t, "example.com:{port:dns} {\n\tglobaladdr 203.0.113.10 {\n\t\texpose marked\n\t}\n\tforward . 127.0.0.1:9\n}\n")
 	if err == nil {
 		t.Fatal("expose marked started without a backend that marks its names")
 	}

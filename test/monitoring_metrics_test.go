@@ -71,7 +71,6 @@ uplink.example:{port:uplink} {
 		https_ca HTTPS_CA
 		every 30s
 	}
-	whoami
 }
 
 uplinks.example:{port:uplinks} {
@@ -84,7 +83,6 @@ uplinks.example:{port:uplinks} {
 		failover after 1
 		every 1s
 	}
-	whoami
 }
 
 broken.example:{port:broken} {

@@ -52,6 +52,8 @@ type GlobalAddr struct {
 	unmarked error
 	// tunnel is the tunnel property, for start's checks; zero without one.
 	tunnel tunnel
+	// where is where the Corefile gives the directive, for start's checks.
+	where string
 }
 
 // Name implements plugin.Handler.

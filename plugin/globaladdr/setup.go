@@ -66,6 +66,7 @@ func parse(c *caddy.Controller) (*GlobalAddr, error) {
 		if i > 0 {
 			return nil, directive.Twice(c, pluginName)
 		}
+		d.where = directive.Where(c)
 		for _, arg := range c.RemainingArgs() {
 			a, err := parseAddr(c, arg)
 			if err != nil {
@@ -91,6 +92,7 @@ type directiveRead struct {
 	sources  source.Config
 	unmarked error  // see GlobalAddr.unmarked
 	tunnel   tunnel // see GlobalAddr.tunnel
+	where    string // see GlobalAddr.where
 }
 
 // properties are the properties directiveRead.property reads but the
@@ -161,7 +163,7 @@ func (d *directiveRead) handler(c *caddy.Controller) (*GlobalAddr, error) {
 			return nil, a.errorf("global address is itself internal")
 		}
 	}
-	g := &GlobalAddr{policy: p, sources: set, unmarked: d.unmarked, tunnel: d.tunnel}
+	g := &GlobalAddr{policy: p, sources: set, unmarked: d.unmarked, tunnel: d.tunnel, where: d.where}
 	if d.sources.Empty() {
 		g.use(p.Globals(unique(d.addrs)), 0)
 	} else {
