@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,8 @@ import (
 
 // TestTryIt runs the demo's Corefile, on free ports, against the demo's
 // records, and asks each query the demo prints: each view's answer (its
-// addresses, CNAME targets, ownership text, or its rcode) is what the demo
-// says it is.
+// addresses, CNAME targets, ownership text as dig prints it, TTLs, or its
+// rcode) is what the demo says it is.
 func TestTryIt(t *testing.T) {
 	etcd := etcdtest.StartT(t)
 	if err := putSampleRecords(context.Background(), etcd); err != nil {
@@ -42,7 +43,8 @@ func TestTryIt(t *testing.T) {
 }
 
 // answerWords returns what the demo's text must name of r: its rcode unless
-// NOERROR, and each record's address, target or the start of its text.
+// NOERROR, and each record's address, target or the start of its text as
+// dig shows it, and its TTL.
 func answerWords(r *dns.Msg) []string {
 	if r.Rcode != dns.RcodeSuccess {
 		return []string{dns.RcodeToString[r.Rcode]}
@@ -57,9 +59,10 @@ func answerWords(r *dns.Msg) []string {
 		case *dns.CNAME:
 			words = append(words, strings.TrimSuffix(rr.Target, "."))
 		case *dns.TXT:
-			text := strings.TrimPrefix(rr.Txt[0], `\"`)
-			words = append(words, text[:min(len(text), len("heritage=external-dns"))])
+			text := `"` + rr.Txt[0]
+			words = append(words, text[:min(len(text), len(`"\"heritage=external-dns`))])
 		}
+		words = append(words, fmt.Sprintf("TTL %d", rr.Header().Ttl))
 	}
 	return words
 }

@@ -23,15 +23,19 @@ func putSampleRecords(ctx context.Context, etcd *etcdtest.Server) error {
 	return nil
 }
 
-// tryIt lists queries to try, with what each view answers.
+// tryIt lists queries to try, with what each view answers, as dig shows
+// it: the records' TTLs (the view's ttl 900 for a rewritten record, but one
+// TTL for an RRset, the lowest, where a rewritten record stands beside a
+// public one) and external-dns's ownership text with its own quotes.
 var tryIt = []struct{ query, internal, external string }{
-	{"app.example.com A", "192.168.0.51", "203.0.113.10, TTL 900"},
-	{"app.example.com AAAA", "fd00::51", "2001:db8::10, TTL 900"},
-	{"shop.example.com A", "192.168.0.61 192.168.0.62 198.51.100.20", "203.0.113.10 (once) 198.51.100.20 (public, as is)"},
-	{"www.example.com A", "CNAME app.example.com, 192.168.0.51", "CNAME app.example.com, 203.0.113.10"},
-	{"www.example.com CNAME", "app.example.com", "app.example.com"},
-	{"public.example.com A", "198.51.100.30", "198.51.100.30 (public, as is)"},
-	{"a-app.example.com TXT", `"heritage=external-dns,..." (ownership record)`, "NXDOMAIN (ownership records stay inside)"},
+	{"app.example.com A", "192.168.0.51, TTL 300", "203.0.113.10, TTL 900 (the view's ttl)"},
+	{"app.example.com AAAA", "fd00::51, TTL 300", "2001:db8::10, TTL 900"},
+	{"shop.example.com A", "192.168.0.61 192.168.0.62 198.51.100.20, TTL 300",
+		"203.0.113.10 (once) 198.51.100.20 (public, as is), TTL 300 (one RRset, one TTL: the lowest)"},
+	{"www.example.com A", "CNAME app.example.com, 192.168.0.51, TTL 300", "CNAME app.example.com TTL 300, 203.0.113.10 TTL 900"},
+	{"www.example.com CNAME", "app.example.com, TTL 300", "app.example.com, TTL 300"},
+	{"public.example.com A", "198.51.100.30, TTL 300", "198.51.100.30 (public, as is), TTL 300"},
+	{"a-app.example.com TXT", `"\"heritage=external-dns,...\"", TTL 300 (ownership record, quotes and all)`, "NXDOMAIN (ownership records stay inside)"},
 	{"example.org A", "REFUSED", "REFUSED (no open resolver)"},
 }
 
