@@ -92,7 +92,7 @@ func (w *Webhook) records(rw http.ResponseWriter, r *http.Request) {
 		fail(rw, http.StatusInternalServerError, err.Error())
 		return
 	}
-	w.size.observe(len(b), len(eps))
+	w.body.observe(len(b), len(eps))
 	write(rw, http.StatusOK, b)
 }
 
@@ -100,7 +100,7 @@ func (w *Webhook) records(rw http.ResponseWriter, r *http.Request) {
 // (external-dns's client takes any other status for a failure).
 func (w *Webhook) apply(rw http.ResponseWriter, r *http.Request) {
 	var ch wire.Changes
-	if !decode(rw, r, &ch) {
+	if !w.decode(rw, r, &ch) {
 		return
 	}
 	for _, eps := range [][]*wire.Endpoint{ch.UpdateNew, ch.Create} {
@@ -138,7 +138,7 @@ func (w *Webhook) apply(rw http.ResponseWriter, r *http.Request) {
 // the tree does not keep.
 func (w *Webhook) adjust(rw http.ResponseWriter, r *http.Request) {
 	var eps []*wire.Endpoint
-	if !accepts(rw, r) || !decode(rw, r, &eps) {
+	if !accepts(rw, r) || !w.decode(rw, r, &eps) {
 		return
 	}
 	kept, refused := w.store.Adjust(eps)
@@ -187,17 +187,17 @@ func accepts(rw http.ResponseWriter, r *http.Request) bool {
 }
 
 // decode reads r's body, JSON of the protocol's media type, into v; else
-// it answers 415 (another media type), 413 (over bodyCap) or 400 (not the
+// it answers 415 (another media type), 413 (over max_body_size) or 400 (not the
 // JSON v is), with the reason.
-func decode(rw http.ResponseWriter, r *http.Request, v any) bool {
+func (w *Webhook) decode(rw http.ResponseWriter, r *http.Request, v any) bool {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !mediaMatches(ct, false) {
 		fail(rw, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q is not %s", ct, wire.MediaType))
 		return false
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(rw, r.Body, bodyCap))
+	dec := json.NewDecoder(http.MaxBytesReader(rw, r.Body, w.body.max))
 	if err := dec.Decode(v); err != nil {
 		if _, over := errors.AsType[*http.MaxBytesError](err); over {
-			reason := fmt.Sprintf("%s %s: the body is over %s, external-dns's own cap: split the zones between external-dns instances (--domain-filter)", r.Method, r.URL.Path, sizeText(bodyCap))
+			reason := fmt.Sprintf("%s %s: the body is over max_body_size %s: split the zones between external-dns instances (--domain-filter), or raise max_body_size", r.Method, r.URL.Path, sizeText(w.body.max))
 			log.Error(reason)
 			fail(rw, http.StatusRequestEntityTooLarge, reason)
 			return false

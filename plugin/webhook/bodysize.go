@@ -2,19 +2,29 @@ package webhook
 
 import (
 	"fmt"
-	"sync/atomic"
+	"sync"
 )
 
-// bodyCap is the most a webhook body holds, either way, in external-dns
-// v0.23's default (--webhook-provider-max-body-size, 32 MiB). A request
-// above it is answered 413, as external-dns's own webhook servers answer
-// it; a GET /records reply above it is one external-dns can't read, and it
-// exits. A variable for the tests.
-var bodyCap int64 = 32 << 20
+// defaultMaxBody is the most a body holds, either way, by default:
+// external-dns v0.23's own (--webhook-provider-max-body-size, 32 MiB).
+const defaultMaxBody = 32 << 20
 
-// sizeBand is where a GET /records reply's size stands against bodyCap:
+// bodyLimit is the cap on the API's bodies (max_body_size): a request
+// above it is answered 413, as external-dns's own webhook servers answer
+// it, and a GET /records reply above it is one external-dns, whose flag
+// caps what it reads, can't read: it exits. It follows the replies' size
+// against it, in the gauge and in the log, once each time it moves to
+// another band.
+type bodyLimit struct {
+	max int64
+
+	mu   sync.Mutex
+	band sizeBand
+}
+
+// sizeBand is where a GET /records reply's size stands against the cap:
 // under half of it, over half (room still, but not for doubling), or over.
-type sizeBand int32
+type sizeBand int
 
 const (
 	sizeRoom sizeBand = iota
@@ -23,38 +33,38 @@ const (
 )
 
 // bandOf returns the band of a reply of n bytes.
-func bandOf(n int) sizeBand {
+func (l *bodyLimit) bandOf(n int) sizeBand {
 	switch {
-	case int64(n) > bodyCap:
+	case int64(n) > l.max:
 		return sizeOver
-	case int64(n) > bodyCap/2:
+	case int64(n) > l.max/2:
 		return sizeNear
 	}
 	return sizeRoom
 }
 
-// replySize follows the size of GET /records's replies, in the gauge and
-// in the log, once each time it moves to another band: external-dns logs
-// only that it could not decode the body.
-type replySize struct{ band atomic.Int32 }
-
-// observe records a reply of n bytes holding endpoints endpoints.
-func (s *replySize) observe(n, endpoints int) {
+// observe records a GET /records reply of n bytes holding endpoints
+// endpoints: external-dns logs only that it could not decode the body.
+func (l *bodyLimit) observe(n, endpoints int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	recordsBytes.Set(float64(n))
-	band := bandOf(n)
-	if sizeBand(s.band.Swap(int32(band))) == band {
+	band := l.bandOf(n)
+	if band == l.band {
 		return
 	}
-	limit := sizeText(bodyCap)
+	l.band = band
+	size, limit := sizeText(int64(n)), sizeText(l.max)
 	switch band {
 	case sizeOver:
-		log.Errorf("GET /records: %d endpoints in %s, over the %s external-dns v0.23 reads by default: it exits; "+
-			"split the zones between external-dns instances (--domain-filter), or raise its --webhook-provider-max-body-size", endpoints, sizeText(int64(n)), limit)
+		log.Errorf("GET /records: %d endpoints in %s, over max_body_size %s, as much as external-dns reads with the same "+
+			"--webhook-provider-max-body-size: it exits; split the zones between external-dns instances (--domain-filter), or raise both",
+			endpoints, size, limit)
 	case sizeNear:
-		log.Warningf("GET /records: %d endpoints in %s, over half of the %s external-dns v0.23 reads by default: "+
-			"split the zones between external-dns instances (--domain-filter) before it grows past", endpoints, sizeText(int64(n)), limit)
+		log.Warningf("GET /records: %d endpoints in %s, over half of max_body_size %s: "+
+			"split the zones between external-dns instances (--domain-filter) before it grows past", endpoints, size, limit)
 	default:
-		log.Infof("GET /records: %d endpoints in %s, under half of external-dns's %s again", endpoints, sizeText(int64(n)), limit)
+		log.Infof("GET /records: %d endpoints in %s, under half of max_body_size %s again", endpoints, size, limit)
 	}
 }
 

@@ -59,28 +59,25 @@ func TestRecordsSize30000(t *testing.T) {
 	}
 	t.Logf("GET /records of %d hosts: %d bytes (%.1f MiB, %.0f bytes a host); a change set of %d hosts: %d bytes",
 		hosts, len(body), float64(len(body))/(1<<20), float64(len(body))/hosts, batch, request)
-	if int64(len(body)) > bodyCap/2 {
-		t.Errorf("GET /records of %d hosts is %d bytes, over half of external-dns's cap (%d)", hosts, len(body), bodyCap)
+	if len(body) > defaultMaxBody/2 {
+		t.Errorf("GET /records of %d hosts is %d bytes, over half of external-dns's cap (%d)", hosts, len(body), defaultMaxBody)
 	}
 }
 
-// TestBodyCap checks a request body over the cap (lowered for the test):
-// 413, with the reason, logged, and nothing written; and that a GET
+// TestBodyCap checks a request body over max_body_size (8KiB, for the
+// test): 413, with the reason, logged, and nothing written; and that a GET
 // /records reply crossing half of the cap and the cap is logged once each
 // time, and again when it comes back under.
 func TestBodyCap(t *testing.T) {
-	old := bodyCap
-	bodyCap = 8 << 10
-	defer func() { bodyCap = old }()
 	var logs lockedbuf.Buffer
 	stdlog.SetOutput(&logs)
 	defer stdlog.SetOutput(os.Stderr)
 
 	etcd := etcdtest.StartT(t)
-	_, base, _ := start(t, "webhook 127.0.0.1:0 {\nendpoint "+etcd.Endpoint()+"\n}")
+	_, base, _ := start(t, "webhook 127.0.0.1:0 {\nendpoint "+etcd.Endpoint()+"\nmax_body_size 8KiB\n}")
 	rev := revision(t, etcd.Client())
 	code, _, body := call(t, "POST", base+"/records", media, "", hostChanges(0, 40))
-	if code != 413 || !strings.Contains(body, "over 8 KiB") || !strings.Contains(body, "--domain-filter") {
+	if code != 413 || !strings.Contains(body, "over max_body_size 8 KiB") || !strings.Contains(body, "--domain-filter") {
 		t.Errorf("POST /records over the cap: %d %s, want 413 naming --domain-filter", code, body)
 	}
 	if !strings.Contains(logs.String(), "POST /records: the body is over") {
@@ -102,15 +99,15 @@ func TestBodyCap(t *testing.T) {
 			t.Fatalf("POST /records: %d %s", code, body)
 		}
 	}
-	// 5 hosts are about 1 KiB in GET /records; 12 over half of 8 KiB, 20
-	// over it.
+	// A host is about 370 bytes in GET /records: 5 hosts (1.8 KiB) are
+	// under half of 8 KiB, 14 (5.1 KiB) over half, 24 (8.7 KiB) over it.
 	post(hostChanges(0, 5))
 	get()
 	for _, step := range []struct {
 		from, to int
 		want     string
 	}{
-		{5, 14, "over half of the 8 KiB"},
+		{5, 14, "over half of max_body_size 8 KiB"},
 		{14, 24, "it exits"},
 	} {
 		post(hostChanges(step.from, step.to))
@@ -133,7 +130,7 @@ func TestBodyCap(t *testing.T) {
 		post(string(b))
 	}
 	get()
-	if !strings.Contains(logs.String(), "under half of external-dns's 8 KiB again") {
+	if !strings.Contains(logs.String(), "under half of max_body_size 8 KiB again") {
 		t.Errorf("back under half is not logged:\n%s", logs.String())
 	}
 }

@@ -54,7 +54,7 @@ func setup(c *caddy.Controller) error {
 
 // properties are the properties parse reads but the etcd connection's,
 // for a "did you mean".
-var properties = []string{"path", "health", "max_txn_ops", "allow_remote"}
+var properties = []string{"path", "health", "max_txn_ops", "max_body_size", "allow_remote"}
 
 // parse reads
 //
@@ -66,12 +66,14 @@ var properties = []string{"path", "health", "max_txn_ops", "allow_remote"}
 //	    plaintext_credentials
 //	    health ADDRESS
 //	    max_txn_ops N
+//	    max_body_size SIZE
 //	    allow_remote
 //	}
 func parse(c *caddy.Controller) (*Webhook, error) {
 	w := &Webhook{addr: defaultAddr}
 	w.store.Prefix = defaultPath + "/"
 	w.store.MaxOps = defaultMaxOps
+	w.body.max = defaultMaxBody
 	remote := false
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
@@ -112,6 +114,15 @@ func parse(c *caddy.Controller) (*Webhook, error) {
 				if w.store.MaxOps, err = parseCount(args[0]); err != nil {
 					return nil, c.Errf("max_txn_ops %q: %v", args[0], err)
 				}
+			case "max_body_size":
+				n, ok := 0, len(args) == 1
+				if ok {
+					n, ok = directive.Bytes(args[0])
+				}
+				if !ok || n < 1<<10 {
+					return nil, c.Errf("max_body_size needs one size in bytes (with KiB or MiB), from 1KiB up to 1024MiB")
+				}
+				w.body.max = int64(n)
 			case "allow_remote":
 				if len(args) != 0 {
 					return nil, c.Errf("allow_remote takes no argument")

@@ -32,8 +32,9 @@ type Webhook struct {
 	// logged holds the refusals already logged, so that a sync a minute
 	// does not log the same one again.
 	logged sync.Map
-	// size follows GET /records's replies against external-dns's cap.
-	size replySize
+	// body is the cap on the API's bodies, and follows GET /records's
+	// replies against it.
+	body bodyLimit
 }
 
 const (

@@ -181,6 +181,9 @@ func TestParseErrors(t *testing.T) {
 		"webhook {\nhealth\n}":             "health needs one ADDRESS",
 		"webhook {\npath skydns\n}":        "starting with /",
 		"webhook {\nmax_txn_ops 0\n}":      "max_txn_ops",
+		"webhook {\nmax_body_size 1000\n}": "from 1KiB up to 1024MiB",
+		"webhook {\nmax_body_size 2GiB\n}": "from 1KiB up to 1024MiB",
+		"webhook {\nmax_body_size\n}":      "max_body_size needs one size",
 		"webhook {\nallow_remote x\n}":     "no argument",
 		"webhook {\nbogus\n}":              "unknown property",
 		"webhook {\ncredentials u p\n}":    "in clear",
@@ -196,7 +199,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, text := range []string{
 		"webhook",
-		"webhook 127.0.0.1:8888 {\npath /skydns/\nhealth :8080\nmax_txn_ops 1024\n}",
+		"webhook 127.0.0.1:8888 {\npath /skydns/\nhealth :8080\nmax_txn_ops 1024\nmax_body_size 64MiB\n}",
 		"webhook 0.0.0.0:8888 {\nallow_remote\n}",
 		"webhook [::1]:8888 {\ncredentials \"\" \"\"\ntls \"\" \"\" \"\"\n}",
 	} {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/coredns/caddy"
+	"github.com/globaladdr/globaladdr/plugin/pkg/directive"
 )
 
 // The journal's default bounds: room for the changes of a busy day of a
@@ -27,17 +28,10 @@ func parseJournal(c *caddy.Controller, args []string) (records, bytes int, err e
 	}
 	bytes = defaultJournalBytes
 	if len(args) == 2 {
-		number, unit := args[1], 1
-		for suffix, u := range map[string]int{"KiB": 1 << 10, "MiB": 1 << 20} {
-			if n, ok := strings.CutSuffix(args[1], suffix); ok {
-				number, unit = n, u
-			}
-		}
-		n, err := strconv.Atoi(number)
-		if err != nil || n < 0 || n > 1<<30/unit {
+		var ok bool
+		if bytes, ok = directive.Bytes(args[1]); !ok {
 			return 0, 0, c.Errf("journal %q is not a number of bytes (with KiB or MiB) up to 1024MiB", args[1])
 		}
-		bytes = n * unit
 	}
 	return records, bytes, nil
 }
