@@ -16,7 +16,8 @@ import (
 // that no query of the block reaches (etcd example.org in an example.com
 // block, which started and answered SERVFAIL for every name): each stops
 // start-up with an error naming etcdzone, the file, the line, the zone and
-// the block's zones. Blocks that reach every zone of etcdzone start: a
+// the block's zones, before any glue or delegation the zone would hold is
+// checked. Blocks that reach every zone of etcdzone start: a
 // block of ., one of several zones that etcdzone serves some of, and one
 // below the zone.
 func TestEtcdzoneZoneOutsideBlock(t *testing.T) {
@@ -29,6 +30,8 @@ func TestEtcdzoneZoneOutsideBlock(t *testing.T) {
 		{block("example.com:{port:dns}", "", "example.com example.org"), "zone example.org. of the etcd plugin lies outside the server block's zones [example.com.]"},
 		{block("example.com:{port:dns} example.net:{port:dns}", "", "example.org"), "zone example.org. of the etcd plugin lies outside the server block's zones [example.com. example.net.]"},
 		{block("example.com:{port:dns}", " example.org", "example.com example.org"), "zone example.org. lies outside the server block's zones [example.com.]: no query of the block reaches it; name it in the block's key, or leave it out"},
+		// The zone, not its glue, which lies outside it as the block's zone would hold it.
+		{block("example.com:{port:dns}", " {\n\t\tns ns1.example.com\n\t\tglue ns1.example.com 192.0.2.53\n\t}", "example.org"), "zone example.org. of the etcd plugin lies outside the server block's zones [example.com.]"},
 	} {
 		_, err := tryStartCoreDNS(t, tc.corefile)
 		if err == nil {

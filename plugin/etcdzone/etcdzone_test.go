@@ -82,9 +82,10 @@ func newTestPlugin(t testing.TB, s *etcdtest.Server, names ...string) *EtcdZone 
 	t.Helper()
 	x := &EtcdZone{
 		etcd: &etcd.Etcd{Zones: []string{"example.com."}, PathPrefix: "skydns", Client: s.Client(), Upstream: upstream.New()},
-		// A block of the root (every zone lies in it); the journal's
-		// bounds are config.Parse's defaults.
-		corefile: config.Config{Block: ".", Apex: testApex, Zones: names, JournalRecords: 10000, JournalBytes: 4 << 20},
+		// The journal's bounds are config.Parse's defaults; a block of the
+		// root reaches every zone.
+		corefile:   config.Config{Apex: testApex, Zones: names, JournalRecords: 10000, JournalBytes: 4 << 20},
+		blockZones: []string{"."},
 	}
 	x.instance = new(byte) // a tree of its own (see treeID)
 	if err := x.open(); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"path"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -83,9 +82,6 @@ func (x *EtcdZone) prepare(cfg *dnsserver.Config) (zones []*blockZone, unclaim f
 	}
 	server := cfg.Transport + "://" + net.JoinHostPort(strings.Join(cfg.ListenHosts, ","), cfg.Port)
 	zones, err = x.newZones(server, serverlabel.Of(cfg))
-	if err == nil {
-		err = x.checkReach(zones)
-	}
 	if err == nil {
 		err = x.newSigners(zones)
 	}
@@ -247,7 +243,9 @@ func (x *EtcdZone) follow(zones []*blockZone) (leave func()) {
 
 // newZones returns the zones x serves on server, whose metrics carry the
 // labels servers: those the Corefile names, or else the etcd plugin's, each
-// with what the Corefile adds to it.
+// with what the Corefile adds to it, once each is known to be one the block
+// reaches (a glue or delegation of a zone the block can't reach would be
+// reported at its own line, not the zone's).
 func (x *EtcdZone) newZones(server string, servers []string) ([]*blockZone, error) {
 	x.block = x.newBlock()
 	names := x.corefile.Zones
@@ -255,25 +253,19 @@ func (x *EtcdZone) newZones(server string, servers []string) ([]*blockZone, erro
 		names = x.etcd.Zones
 	}
 	etcdZones := dnsname.Set(x.etcd.Zones)
-	keys := plugin.OriginsFromArgsOrServerBlock(nil, strings.Fields(x.corefile.Block))
 	var zones []*blockZone
 	for _, name := range names {
 		if !etcdZones.Holds(name) {
 			return nil, x.errorf(x.corefile.Where, "zone %s is not one of the etcd plugin's zones %v", name, x.etcd.Zones)
-		}
-		if !slices.ContainsFunc(keys, func(key string) bool { return dnsname.In(name, key) || dnsname.In(key, name) }) {
-			whose := "zone"
-			if len(x.corefile.Zones) == 0 {
-				whose = "the etcd plugin's zone (`etcd " + strings.Join(x.etcd.Zones, " ") + "`)"
-			}
-			return nil, x.errorf(x.corefile.Where, "%s %s lies outside the server block's zones %v: no question for it reaches this block; "+
-				"add it to the block's keys, or serve it in a block of its own", whose, name, keys)
 		}
 		metrics := series{servers: servers, zone: name}
 		config := &zone.Zone{Name: name, Apex: &x.corefile.Apex, Hosts: x.corefile.NameServers(), Upstream: chaser{x}}
 		journal := zone.NewJournal(x.corefile.JournalRecords, x.corefile.JournalBytes)
 		z := &blockZone{Zone: hosted.New(x.block, config, msg.Path(name, x.etcd.PathPrefix), server, journal, metrics), metrics: metrics}
 		zones = append(zones, z)
+	}
+	if err := x.checkReach(zones); err != nil {
+		return nil, err
 	}
 	if err := x.placeFixed(zones); err != nil {
 		return nil, err
