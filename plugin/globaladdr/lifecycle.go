@@ -29,7 +29,7 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	if err := g.checkTunnel(cfg); err != nil {
 		return plugin.Error(pluginName, err)
 	}
-	if err := g.checkMadeUp(cfg); err != nil {
+	if err := g.checkWhoami(cfg); err != nil {
 		return plugin.Error(pluginName, err)
 	}
 	servers := serverlabel.Of(cfg)
@@ -55,22 +55,16 @@ func (g *GlobalAddr) start(cfg *dnsserver.Config) error {
 	return err
 }
 
-// madeUp are the plugins whose answers are no host's records: whoami
-// answers each client with its own address, erratic with 192.0.2.53.
-var madeUp = []string{"whoami", "erratic"}
-
-// checkMadeUp returns why the view can't stand in front of cfg's block: a
-// plugin of madeUp answers after it, and the view would rewrite what it
-// makes up (the client's 127.0.0.1 or 192.168.0.10) as a host's address.
-func (g *GlobalAddr) checkMadeUp(cfg *dnsserver.Config) error {
-	for _, name := range madeUp {
-		if cfg.Handler(name) != nil {
-			return errorAt(g.where, pluginName, "%s in this server block: it answers with addresses of no host, which the view would "+
-				"rewrite as a host's; give globaladdr a backend that holds the zone's hosts (etcdzone, etcd, file, forward), and %s a block of its own",
-				name, name)
-		}
+// checkWhoami returns why the view can't stand in front of cfg's block:
+// whoami answers after it, each client with the client's own address, which
+// the view would rewrite as a host's (127.0.0.1 or 192.168.0.10 become the
+// global address).
+func (g *GlobalAddr) checkWhoami(cfg *dnsserver.Config) error {
+	if cfg.Handler("whoami") == nil {
+		return nil
 	}
-	return nil
+	return errorAt(g.where, pluginName, "whoami in this server block: it answers each client with its own address, which the view "+
+		"would rewrite as a host's; give globaladdr a backend that holds the zone's hosts (etcdzone, etcd, file, forward), and whoami a block of its own")
 }
 
 // marksNames reports whether a backend of cfg's block marks its names:
