@@ -156,7 +156,7 @@ func TestMonitoringPrometheus(t *testing.T) {
 			}
 		}
 		if len(missing) > 0 {
-			return fmt.Errorf("no series of %q", missing)
+			return fmt.Errorf("no series of %q (failed scrapes: %q)", missing, prom.scrapeErrors())
 		}
 		return nil
 	})

@@ -23,10 +23,14 @@ type prometheusServer struct {
 	url string // http://127.0.0.1:PORT
 }
 
-// prometheusConfig scrapes the targets of a job every second and evaluates
-// the rule file every second.
+// prometheusConfig scrapes the targets of a job every 3 s, each scrape
+// given as long (a scrape's timeout can't exceed its interval: at 1 s, a
+// CoreDNS under the race detector on a loaded machine answered none in
+// time, and Prometheus held no series at all), and evaluates the rule file
+// every second.
 const prometheusConfig = `global:
-  scrape_interval: 1s
+  scrape_interval: 3s
+  scrape_timeout: 3s
   evaluation_interval: 1s
 rule_files: [%q]
 scrape_configs:
@@ -79,6 +83,29 @@ func (p *prometheusServer) get(path string, params url.Values, v any) error {
 		return nil
 	}
 	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// scrapeErrors returns the last error of each target whose last scrape
+// failed, for the message of a test that finds no series.
+func (p *prometheusServer) scrapeErrors() []string {
+	var r struct {
+		Data struct {
+			ActiveTargets []struct {
+				ScrapeURL string `json:"scrapeUrl"`
+				LastError string `json:"lastError"`
+			} `json:"activeTargets"`
+		} `json:"data"`
+	}
+	if err := p.get("/api/v1/targets", nil, &r); err != nil {
+		return []string{err.Error()}
+	}
+	var errs []string
+	for _, target := range r.Data.ActiveTargets {
+		if target.LastError != "" {
+			errs = append(errs, target.ScrapeURL+": "+target.LastError)
+		}
+	}
+	return errs
 }
 
 // query evaluates the PromQL expression expr at the present and returns
