@@ -29,7 +29,7 @@ func snippetFiles(t *testing.T) []string {
 
 // snippetTests are the tests of their own that a fence may be handed to
 // (`<!-- tested by TestNAME -->`).
-var snippetTests = []string{etcdOperatorsTest, externalDNSWebhookTest}
+var snippetTests = []string{etcdOperatorsTest, externalDNSWebhookTest, ownBuildTest}
 
 // readSnippets returns file's snippets, and fails t on a fence without a
 // language (which would escape the rule that shell and Corefile snippets
