@@ -120,7 +120,7 @@ func parse(c *caddy.Controller) (*Webhook, error) {
 					n, ok = directive.Bytes(args[0])
 				}
 				if !ok || n < 1<<10 {
-					return nil, c.Errf("max_body_size needs one size in bytes (with KiB or MiB), from 1KiB up to 1024MiB")
+					return nil, c.Errf("max_body_size %q needs one size in bytes (with KiB or MiB), from 1KiB up to 1024MiB", strings.Join(args, " "))
 				}
 				w.body.max = int64(n)
 			case "allow_remote":
