@@ -15,21 +15,29 @@ import (
 // most tangled plugin, kubernetes (v1.15.0).
 const maxFilePairs = 8
 
+// corednsModuleDir returns the directory of the CoreDNS release go.mod
+// requires, in the module cache: its own source tree.
+func corednsModuleDir(t *testing.T) string {
+	t.Helper()
+	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coredns/coredns").Output()
+	if err != nil {
+		t.Fatalf("go list -m github.com/coredns/coredns: %v", err)
+	}
+	return strings.TrimSpace(string(dir))
+}
+
 // TestFilePairs holds every package under plugin/ to the file pairs of
 // CoreDNS's kubernetes plugin: a reader of one file of a package should not
 // have to read most of the others (issue 46). The measure is checked
 // against CoreDNS's own plugins first.
 func TestFilePairs(t *testing.T) {
-	coredns, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coredns/coredns").Output()
-	if err != nil {
-		t.Fatalf("go list -m github.com/coredns/coredns: %v", err)
-	}
+	coredns := corednsModuleDir(t)
 	for plugin, want := range map[string]int{"kubernetes": maxFilePairs, "etcd": 1, "transfer": 0} {
-		if pairs, err := filepairs.Of(filepath.Join(strings.TrimSpace(string(coredns)), "plugin", plugin)); err != nil || len(pairs) != want {
+		if pairs, err := filepairs.Of(filepath.Join(coredns, "plugin", plugin)); err != nil || len(pairs) != want {
 			t.Errorf("CoreDNS's %s plugin: %d file pairs (%v), want %d: the measure changed", plugin, len(pairs), err, want)
 		}
 	}
-	err = filepath.WalkDir("../plugin", func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir("../plugin", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return err
 		}

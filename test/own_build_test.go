@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,8 +61,7 @@ func TestOwnCoreDNSBuild(t *testing.T) {
 
 	dir := t.TempDir()
 	tree := filepath.Join(dir, "coredns")
-	src := goOutput(t, root, "list", "-m", "-f", "{{.Dir}}", "github.com/coredns/coredns")
-	runIn(t, dir, nil, "cp", "-r", src, tree)
+	runIn(t, dir, nil, "cp", "-r", corednsModuleDir(t), tree)
 	runIn(t, dir, nil, "chmod", "-R", "u+w", tree)
 	if err := os.Symlink(root, filepath.Join(dir, "globaladdr")); err != nil {
 		t.Fatal(err)
@@ -78,7 +78,8 @@ func TestOwnCoreDNSBuild(t *testing.T) {
 	putRecords(t, etcd, a("app."+exampleDomain, exampleInternal))
 	env, _ := exampleEnv(t, etcd)
 	internal, external := nameserver.FreeLoopbackAddr(t), nameserver.FreeLoopbackAddr(t)
-	env["INTERNAL_PORT"], env["EXTERNAL_PORT"] = portOf(internal), portOf(external)
+	_, env["INTERNAL_PORT"], _ = net.SplitHostPort(internal)
+	_, env["EXTERNAL_PORT"], _ = net.SplitHostPort(external)
 	env["HEALTH_PORT"], env["READY_PORT"], env["METRICS_PORT"] = freePort(t), freePort(t), freePort(t)
 	conf := filepath.Join(dir, "Corefile")
 	if err := os.WriteFile(conf, []byte(readExample(t, "single-process.Corefile")), 0o644); err != nil {
@@ -105,23 +106,6 @@ func pluginLines(t *testing.T, path string) []string {
 		}
 	}
 	return lines
-}
-
-// portOf returns the port of the address host:port.
-func portOf(addr string) string {
-	return addr[strings.LastIndexByte(addr, ':')+1:]
-}
-
-// goOutput returns what go args prints in dir, trimmed.
-func goOutput(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go %s: %v", strings.Join(args, " "), err)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // runIn runs name with args in dir, with env added to the test's
